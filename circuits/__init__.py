@@ -1,0 +1,1 @@
+"""circuits: the system of record — circuits, versions, runs, the input log, outputs."""

@@ -1,0 +1,129 @@
+"""The circuit document: the JSON shared by the engine, the REST API and the editor.
+
+    {"format": "dbspweb.circuit", "version": 1,
+     "nodes": [{"id": "orders", "kind": "input", "params": {...}, "position": {"x": 0, "y": 0}}],
+     "edges": [{"from": {"node": "orders", "port": "out"}, "to": {"node": "big", "port": "in"}}]}
+
+`load_document` checks the structure only (shapes, ids, references); `validate` checks
+the meaning (operators, parameters, schemas, cycles).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import CircuitInvalid, Problem
+
+FORMAT = "dbspweb.circuit"
+VERSION = 1
+NODE_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+@dataclass(frozen=True)
+class PortRef:
+    node: str
+    port: str
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: PortRef
+    target: PortRef
+
+
+@dataclass
+class Node:
+    id: str
+    kind: str
+    params: dict = field(default_factory=dict)
+    position: dict = field(default_factory=dict)
+
+
+@dataclass
+class CircuitDocument:
+    nodes: dict[str, Node]
+    edges: list[Edge]
+
+    def inputs_of(self, node_id: str) -> dict[str, PortRef]:
+        """target port name -> the source port feeding it."""
+        return {e.target.port: e.source for e in self.edges if e.target.node == node_id}
+
+    def consumers_of(self, node_id: str) -> list[Edge]:
+        return [e for e in self.edges if e.source.node == node_id]
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "nodes": [
+                {"id": n.id, "kind": n.kind, "params": n.params, "position": n.position}
+                for n in self.nodes.values()
+            ],
+            "edges": [
+                {"from": {"node": e.source.node, "port": e.source.port}, "to": {"node": e.target.node, "port": e.target.port}}
+                for e in self.edges
+            ],
+        }
+
+
+def _port_ref(value, where: str, problems: list[Problem]) -> PortRef | None:
+    if not isinstance(value, dict) or not isinstance(value.get("node"), str) or not isinstance(value.get("port"), str):
+        problems.append(Problem(f"{where} must be an object {{\"node\": id, \"port\": name}}"))
+        return None
+    return PortRef(value["node"], value["port"])
+
+
+def load_document(data) -> CircuitDocument:
+    """Parse the document's structure; raise CircuitInvalid listing every structural problem."""
+    problems: list[Problem] = []
+    if not isinstance(data, dict):
+        raise CircuitInvalid([Problem("a circuit document must be a JSON object")])
+    if data.get("format", FORMAT) != FORMAT:
+        problems.append(Problem(f"format must be {FORMAT!r}, got {data.get('format')!r}"))
+    if data.get("version", VERSION) != VERSION:
+        problems.append(Problem(f"unsupported document version {data.get('version')!r} (this engine reads version {VERSION})"))
+    raw_nodes = data.get("nodes")
+    raw_edges = data.get("edges", [])
+    if not isinstance(raw_nodes, list):
+        problems.append(Problem("nodes must be a list"))
+        raw_nodes = []
+    if not isinstance(raw_edges, list):
+        problems.append(Problem("edges must be a list"))
+        raw_edges = []
+    nodes: dict[str, Node] = {}
+    for i, raw in enumerate(raw_nodes):
+        if not isinstance(raw, dict):
+            problems.append(Problem(f"nodes[{i}] must be an object"))
+            continue
+        node_id, kind = raw.get("id"), raw.get("kind")
+        if not isinstance(node_id, str) or not NODE_ID.match(node_id):
+            problems.append(Problem(f"nodes[{i}]: id {node_id!r} must be a name of letters, digits and _ (not starting with a digit)"))
+            continue
+        if node_id in nodes:
+            problems.append(Problem(f"duplicate node id {node_id!r}", node=node_id))
+            continue
+        if not isinstance(kind, str):
+            problems.append(Problem(f"node {node_id!r}: kind must be a string", node=node_id))
+            continue
+        params = raw.get("params", {})
+        if not isinstance(params, dict):
+            problems.append(Problem(f"node {node_id!r}: params must be an object", node=node_id))
+            params = {}
+        position = raw.get("position", {})
+        nodes[node_id] = Node(node_id, kind, params, position if isinstance(position, dict) else {})
+    edges: list[Edge] = []
+    for i, raw in enumerate(raw_edges):
+        if not isinstance(raw, dict):
+            problems.append(Problem(f"edges[{i}] must be an object"))
+            continue
+        src = _port_ref(raw.get("from"), f"edges[{i}].from", problems)
+        dst = _port_ref(raw.get("to"), f"edges[{i}].to", problems)
+        if src is None or dst is None:
+            continue
+        for ref, end in ((src, "from"), (dst, "to")):
+            if ref.node not in nodes:
+                problems.append(Problem(f"edges[{i}].{end} names unknown node {ref.node!r}", node=ref.node, port=ref.port))
+        edges.append(Edge(src, dst))
+    if problems:
+        raise CircuitInvalid(problems)
+    return CircuitDocument(nodes, edges)

@@ -1,0 +1,49 @@
+"""input: a table that receives pushed changes.
+
+Math: out[t] = the change pushed at tick t (a Z-set over the table's schema).
+Params: `schema`: [{"name": str, "type": bigint|double|string|boolean|date|timestamp,
+"nullable": bool (default true)}, ...].
+"""
+from __future__ import annotations
+
+from ..errors import Problem
+from ..types import TYPES, Column, Schema
+from .base import Operator
+from ..document import NODE_ID
+
+
+class Input(Operator):
+    kind = "input"
+    inputs = ()
+
+    def check(self, input_schemas):
+        problems: list[Problem] = []
+        raw = self.params.get("schema")
+        if not isinstance(raw, list) or not raw:
+            return [self.problem("parameter 'schema' must be a non-empty list of columns", param="schema")]
+        columns, seen = [], set()
+        for i, col in enumerate(raw):
+            if not isinstance(col, dict):
+                problems.append(self.problem(f"schema[{i}] must be an object with name and type", param="schema"))
+                continue
+            name, type_ = col.get("name"), col.get("type")
+            if not isinstance(name, str) or not NODE_ID.match(name) or name.startswith("__"):
+                problems.append(self.problem(f"schema[{i}]: column name {name!r} must be letters, digits and _", param="schema"))
+                continue
+            if name in seen:
+                problems.append(self.problem(f"schema: duplicate column {name!r}", param="schema"))
+                continue
+            if type_ not in TYPES:
+                problems.append(self.problem(f"schema: column {name!r} has unknown type {type_!r} (one of {', '.join(TYPES)})", param="schema"))
+                continue
+            seen.add(name)
+            columns.append(Column(name, type_, bool(col.get("nullable", True))))
+        if not problems:
+            self.output_schema = Schema(tuple(columns))
+        return problems
+
+    def spark(self, ctx, delta):
+        return delta.get("in")
+
+    def reference(self, delta):
+        return delta.get("in")

@@ -1,0 +1,23 @@
+"""output: a view whose changes are observed (published per tick, integrated by clients).
+
+Math: out[t] = consolidate(in[t]); the view's contents at tick t are I(out)[t].
+"""
+from __future__ import annotations
+
+from .base import Operator
+
+
+class Output(Operator):
+    kind = "output"
+    inputs = ("in",)
+    outputs = ()
+
+    def check(self, input_schemas):
+        self.output_schema = input_schemas["in"]
+        return []
+
+    def spark(self, ctx, delta):
+        return delta.get("in")
+
+    def reference(self, delta):
+        return delta.get("in")

@@ -1,0 +1,72 @@
+"""One SparkSession per process, configured for small, frequent jobs (SPARK-NOTES.md):
+few shuffle partitions, Arrow on, no UI or console progress. Local mode by default;
+`master` (e.g. spark://host:7077) for a standalone cluster, `remote` (sc://host:15002)
+for Spark Connect. The same engine code runs on all three."""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+_lock = threading.Lock()
+_session = None
+
+
+@dataclass(frozen=True)
+class SparkConfig:
+    master: str = "local[2]"
+    remote: str = ""
+    shuffle_partitions: int = 2
+    driver_host: str = ""
+    driver_memory: str = "2g"
+    app_name: str = "dbspweb"
+
+    @classmethod
+    def from_env(cls) -> "SparkConfig":
+        return cls(
+            master=os.environ.get("SPARK_MASTER", "local[2]"),
+            remote=os.environ.get("SPARK_REMOTE", ""),
+            shuffle_partitions=int(os.environ.get("SPARK_SHUFFLE_PARTITIONS", "2")),
+            driver_host=os.environ.get("SPARK_DRIVER_HOST", ""),
+            driver_memory=os.environ.get("SPARK_DRIVER_MEMORY", "2g"),
+        )
+
+
+def get_session(config: SparkConfig | None = None):
+    """The process's SparkSession, started on first use (5-9 s for the JVM)."""
+    global _session
+    with _lock:
+        if _session is not None:
+            return _session
+        from pyspark.sql import SparkSession
+
+        config = config or SparkConfig.from_env()
+        builder = SparkSession.builder.appName(config.app_name)
+        if config.remote:
+            builder = builder.remote(config.remote)
+        else:
+            builder = (
+                builder.master(config.master)
+                .config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
+                .config("spark.driver.memory", config.driver_memory)
+            )
+            if config.driver_host:
+                builder = builder.config("spark.driver.host", config.driver_host)
+        builder = (
+            builder.config("spark.sql.shuffle.partitions", str(config.shuffle_partitions))
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.sql.session.timeZone", "UTC")
+        )
+        _session = builder.getOrCreate()
+        if not config.remote:
+            _session.sparkContext.setLogLevel("WARN")
+        return _session
+
+
+def stop_session() -> None:
+    global _session
+    with _lock:
+        if _session is not None:
+            _session.stop()
+            _session = None

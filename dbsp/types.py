@@ -1,0 +1,124 @@
+"""Column types, schemas, and coercion of JSON values into typed Python values."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from .errors import DataInvalid, Problem
+
+TYPES = ("bigint", "double", "string", "boolean", "date", "timestamp")
+NUMERIC = ("bigint", "double")
+BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    nullable: bool = True
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "type": self.type, "nullable": self.nullable}
+
+
+@dataclass(frozen=True)
+class Schema:
+    columns: tuple[Column, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> Column | None:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        return None
+
+    def as_list(self) -> list[dict]:
+        return [c.as_dict() for c in self.columns]
+
+    @classmethod
+    def from_list(cls, items: list[dict]) -> "Schema":
+        return cls(tuple(Column(i["name"], i["type"], bool(i.get("nullable", True))) for i in items))
+
+
+def coerce_value(value, column: Column):
+    """Convert one JSON value to the column's Python type; raise ValueError with a reason."""
+    if value is None:
+        if not column.nullable:
+            raise ValueError("null in a non-null column")
+        return None
+    t = column.type
+    if t == "bigint":
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise ValueError(f"expected an integer (bigint), got {value!r}")
+        if not BIGINT_MIN <= value <= BIGINT_MAX:
+            raise ValueError(f"{value} is out of the bigint range")
+        return value
+    if t == "double":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"expected a number (double), got {value!r}")
+        return float(value)
+    if t == "string":
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string, got {value!r}")
+        return value
+    if t == "boolean":
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value
+    if t == "date":
+        if not isinstance(value, str):
+            raise ValueError(f"expected a date 'YYYY-MM-DD', got {value!r}")
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"expected a date 'YYYY-MM-DD', got {value!r}") from None
+    if t == "timestamp":
+        if not isinstance(value, str):
+            raise ValueError(f"expected a timestamp 'YYYY-MM-DDTHH:MM:SS', got {value!r}")
+        try:
+            ts = dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"expected a timestamp 'YYYY-MM-DDTHH:MM:SS', got {value!r}") from None
+        # Timestamps are kept as naive UTC.
+        if ts.tzinfo is not None:
+            ts = ts.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return ts
+    raise ValueError(f"unknown column type {t!r}")
+
+
+def coerce_row(data, schema: Schema, row: int) -> tuple[tuple | None, list[Problem]]:
+    """A JSON object -> a row tuple in schema order, or the problems naming row and field."""
+    if not isinstance(data, dict):
+        return None, [Problem(f"row {row}: expected an object of column values", row=row)]
+    problems = []
+    for key in data:
+        if schema.column(key) is None:
+            problems.append(Problem(f"row {row}: unknown column {key!r} (columns: {', '.join(schema.names)})", row=row, field=key))
+    values = []
+    for col in schema.columns:
+        try:
+            values.append(coerce_value(data.get(col.name), col))
+        except ValueError as e:
+            problems.append(Problem(f"row {row}, column {col.name!r}: {e}", row=row, field=col.name))
+    return (None if problems else tuple(values)), problems
+
+
+def to_json_value(value):
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    return value
+
+
+def row_to_dict(row: tuple, schema: Schema) -> dict:
+    return {c.name: to_json_value(v) for c, v in zip(schema.columns, row)}
+
+
+def raise_if(problems: list[Problem]) -> None:
+    if problems:
+        raise DataInvalid(problems)

@@ -1,0 +1,136 @@
+"""Validation: every problem of a circuit document at once, each naming where it is.
+
+Checks, in order: structure (document.load_document), operator kinds, ports and edges,
+cycles without a delay (naming the nodes on the cycle), then parameters and schemas
+inferred along every edge in topological order. A node whose inputs are broken is not
+checked further, so one mistake is reported once, where it is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .document import CircuitDocument, load_document
+from .errors import CircuitInvalid, Problem
+from .operators import OPERATORS, Operator
+from .types import Schema
+
+
+@dataclass
+class Validated:
+    document: CircuitDocument
+    operators: dict[str, Operator]
+    order: list[str]  # topological order of node ids
+    schemas: dict[str, Schema] = field(default_factory=dict)  # node id -> output schema
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _find_cycle(doc: CircuitDocument, delays: set[str]) -> list[str] | None:
+    """A cycle that passes through no delay node, as the list of its nodes, or None."""
+    succ: dict[str, list[str]] = {n: [] for n in doc.nodes}
+    for e in doc.edges:
+        if e.source.node in succ and e.target.node in succ and e.source.node not in delays:
+            succ[e.source.node].append(e.target.node)
+    color = dict.fromkeys(doc.nodes, 0)
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        color[n] = 1
+        stack.append(n)
+        for m in succ[n]:
+            if color[m] == 1:
+                return stack[stack.index(m):]
+            if color[m] == 0 and (found := visit(m)):
+                return found
+        stack.pop()
+        color[n] = 2
+        return None
+
+    for n in doc.nodes:
+        if color[n] == 0 and (found := visit(n)):
+            return found
+    return None
+
+
+def _topological(doc: CircuitDocument) -> list[str]:
+    indeg = dict.fromkeys(doc.nodes, 0)
+    for e in doc.edges:
+        indeg[e.target.node] += 1
+    ready = [n for n, d in indeg.items() if d == 0]
+    order = []
+    while ready:
+        n = ready.pop(0)
+        order.append(n)
+        for e in doc.consumers_of(n):
+            indeg[e.target.node] -= 1
+            if indeg[e.target.node] == 0:
+                ready.append(e.target.node)
+    return order
+
+
+def check(data) -> Validated:
+    """Validate a document (dict); the result carries every problem found (maybe none)."""
+    try:
+        doc = data if isinstance(data, CircuitDocument) else load_document(data)
+    except CircuitInvalid as e:
+        return Validated(CircuitDocument({}, []), {}, [], problems=list(e.problems))
+    problems: list[Problem] = []
+    operators: dict[str, Operator] = {}
+    for node in doc.nodes.values():
+        op_class = OPERATORS.get(node.kind)
+        if op_class is None:
+            problems.append(Problem(f"node {node.id!r}: unknown operator {node.kind!r} (known: {', '.join(sorted(OPERATORS))})", node=node.id))
+            continue
+        operators[node.id] = op_class(node.id, node.params)
+
+    broken: set[str] = {n for n in doc.nodes if n not in operators}
+    for node_id, op in operators.items():
+        wired: dict[str, int] = {}
+        for e in doc.edges:
+            if e.target.node == node_id:
+                if e.target.port not in op.inputs:
+                    problems.append(Problem(f"node {node_id!r} has no input port {e.target.port!r} (ports: {', '.join(op.inputs) or 'none'})", node=node_id, port=e.target.port))
+                    broken.add(node_id)
+                wired[e.target.port] = wired.get(e.target.port, 0) + 1
+            if e.source.node == node_id and e.source.port not in op.outputs:
+                problems.append(Problem(f"node {node_id!r} has no output port {e.source.port!r} (ports: {', '.join(op.outputs) or 'none'})", node=node_id, port=e.source.port))
+                broken.add(node_id)
+        for port in op.inputs:
+            if wired.get(port, 0) == 0:
+                problems.append(Problem(f"node {node_id!r}: input port {port!r} is not connected", node=node_id, port=port))
+                broken.add(node_id)
+            elif wired[port] > 1:
+                problems.append(Problem(f"node {node_id!r}: input port {port!r} has {wired[port]} incoming edges (one allowed; use a union)", node=node_id, port=port))
+                broken.add(node_id)
+
+    delays = {n for n, op in operators.items() if getattr(op, "breaks_cycles", False)}
+    cycle = _find_cycle(doc, delays)
+    if cycle:
+        path = " -> ".join(cycle + [cycle[0]])
+        for n in cycle:
+            problems.append(Problem(f"node {n!r} is on a cycle without a z^-1 delay: {path}", node=n))
+        return Validated(doc, operators, [], problems=problems)
+
+    order = _topological(doc)
+    schemas: dict[str, Schema] = {}
+    for node_id in order:
+        if node_id in broken:
+            continue
+        op = operators[node_id]
+        sources = doc.inputs_of(node_id)
+        if any(src.node in broken or src.node not in schemas for src in sources.values()):
+            broken.add(node_id)  # upstream already reported
+            continue
+        found = op.check({port: schemas[src.node] for port, src in sources.items()})
+        if found:
+            problems.extend(found)
+            broken.add(node_id)
+        else:
+            schemas[node_id] = op.output_schema
+    if not any(op.kind == "output" for op in operators.values()) and not problems:
+        problems.append(Problem("the circuit has no output view: add an 'output' node"))
+    return Validated(doc, operators, order, schemas, problems)
+
+
+def validate(data) -> list[Problem]:
+    """Every problem in a circuit document (an empty list when it is valid)."""
+    return check(data).problems

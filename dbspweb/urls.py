@@ -1,0 +1,11 @@
+"""Root URLs: the admin, the REST API under /api/, and the single-page app at /."""
+from django.contrib import admin
+from django.urls import include, path
+
+from circuits.views_app import app_index
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/", include("circuits.api.urls")),
+    path("", app_index, name="app"),
+]

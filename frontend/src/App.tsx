@@ -1,0 +1,108 @@
+import { useCallback, useEffect, useState } from 'react';
+import { api, onAuthProblem } from './api';
+import { CircuitList } from './components/CircuitList';
+import { CircuitPage } from './components/CircuitPage';
+import { ErrorText, messagesOf } from './components/ErrorText';
+import { LoginForm } from './components/LoginForm';
+import { RunView } from './components/RunView';
+import { parseRoute, type Route } from './route';
+
+type Auth =
+  | { state: 'loading' }
+  | { state: 'anonymous' }
+  | { state: 'signedIn'; username: string }
+  | { state: 'error'; messages: string[] };
+
+function useHashRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener('hashchange', update);
+    return () => window.removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}
+
+export function App() {
+  const route = useHashRoute();
+  const [auth, setAuth] = useState<Auth>({ state: 'loading' });
+
+  const checkSession = useCallback(() => {
+    api.me().then(
+      (me) =>
+        setAuth(me.authenticated && me.username ? { state: 'signedIn', username: me.username } : { state: 'anonymous' }),
+      (error) => setAuth({ state: 'error', messages: messagesOf(error) }),
+    );
+  }, []);
+
+  useEffect(() => {
+    checkSession();
+    // A 401/403 may mean the session expired: ask the server who we are.
+    onAuthProblem(() => {
+      api.me().then(
+        (me) => {
+          if (!me.authenticated) setAuth({ state: 'anonymous' });
+        },
+        () => undefined,
+      );
+    });
+    return () => onAuthProblem(null);
+  }, [checkSession]);
+
+  async function logout() {
+    try {
+      await api.logout();
+      setAuth({ state: 'anonymous' });
+    } catch {
+      checkSession();
+    }
+  }
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <a href="#/" className="brand">
+          dbspweb
+        </a>
+        {auth.state === 'signedIn' && (
+          <div className="user">
+            <span data-testid="current-user">{auth.username}</span>
+            <button className="link" data-testid="logout" onClick={logout}>
+              Log out
+            </button>
+          </div>
+        )}
+      </header>
+      <main className="content">
+        {auth.state === 'loading' && <p className="muted">Loading…</p>}
+        {auth.state === 'error' && (
+          <div>
+            <ErrorText messages={auth.messages} />
+            <button onClick={checkSession}>Retry</button>
+          </div>
+        )}
+        {auth.state === 'anonymous' && (
+          <LoginForm onLogin={(username) => setAuth({ state: 'signedIn', username })} />
+        )}
+        {auth.state === 'signedIn' && <Page route={route} />}
+      </main>
+    </div>
+  );
+}
+
+function Page({ route }: { route: Route }) {
+  switch (route.page) {
+    case 'circuits':
+      return <CircuitList />;
+    case 'circuit':
+      return <CircuitPage key={route.id} circuitId={route.id} />;
+    case 'run':
+      return <RunView key={route.id} runId={route.id} />;
+    case 'notFound':
+      return (
+        <p className="muted">
+          Nothing at <code>{route.path}</code>. <a href="#/">Back to circuits</a>
+        </p>
+      );
+  }
+}

@@ -1,0 +1,65 @@
+// Converting push-form field values into typed row values for the input schema.
+
+import type { Column, ColumnType, Row } from './api';
+
+/** Raw form state: text for most columns, a checked flag for booleans. */
+export type FieldValue = string | boolean;
+
+export type Converted = { ok: true; value: unknown } | { ok: false; message: string };
+
+const INTEGER = /^[+-]?\d+$/;
+
+export function convertValue(type: ColumnType, raw: FieldValue): Converted {
+  if (type === 'boolean') {
+    if (typeof raw === 'boolean') return { ok: true, value: raw };
+    const text = raw.trim().toLowerCase();
+    if (text === '') return { ok: true, value: null };
+    if (text === 'true') return { ok: true, value: true };
+    if (text === 'false') return { ok: true, value: false };
+    return { ok: false, message: 'must be true or false' };
+  }
+
+  const text = typeof raw === 'boolean' ? String(raw) : raw;
+  switch (type) {
+    case 'bigint': {
+      const trimmed = text.trim();
+      if (trimmed === '') return { ok: true, value: null };
+      if (!INTEGER.test(trimmed)) return { ok: false, message: 'must be a whole number' };
+      const value = Number(trimmed);
+      if (!Number.isSafeInteger(value)) {
+        return { ok: false, message: 'is too large to send exactly (limit ±9007199254740991)' };
+      }
+      return { ok: true, value };
+    }
+    case 'double': {
+      const trimmed = text.trim();
+      if (trimmed === '') return { ok: true, value: null };
+      const value = Number(trimmed);
+      if (!Number.isFinite(value)) return { ok: false, message: 'must be a number' };
+      return { ok: true, value };
+    }
+    default:
+      // string, date, timestamp: sent as text; the server parses dates and timestamps.
+      return { ok: true, value: text === '' ? null : text };
+  }
+}
+
+export type RowResult = { ok: true; row: Row } | { ok: false; errors: string[] };
+
+/** Builds a row from form values; collects one message per invalid column. */
+export function buildRow(schema: readonly Column[], values: Readonly<Record<string, FieldValue>>): RowResult {
+  const row: Row = {};
+  const errors: string[] = [];
+  for (const column of schema) {
+    const raw = values[column.name] ?? (column.type === 'boolean' ? false : '');
+    const converted = convertValue(column.type, raw);
+    if (converted.ok) row[column.name] = converted.value;
+    else errors.push(`${column.name} ${converted.message}`);
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, row };
+}
+
+/** Initial form values: unchecked checkboxes, empty text. */
+export function emptyValues(schema: readonly Column[]): Record<string, FieldValue> {
+  return Object.fromEntries(schema.map((c) => [c.name, c.type === 'boolean' ? false : '']));
+}

@@ -1,0 +1,133 @@
+"""Shared fixtures. `live_stack` starts the real thing: a uvicorn ASGI server and a
+Celery worker (solo pool, Spark in local mode) as subprocesses on the test database,
+talking through the real Redis the test command provides (REDIS_URL)."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+EXAMPLES = ROOT / "examples" / "circuits"
+
+
+def example(name: str) -> dict:
+    return json.loads((EXAMPLES / f"{name}.json").read_text())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def database_env() -> dict:
+    """Environment that points a subprocess at the test database this session created."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return {"SQLITE_PATH": str(db["NAME"]), "DATABASE_URL": ""}
+    user = db.get("USER") or ""
+    auth = f"{user}:{db.get('PASSWORD')}@" if db.get("PASSWORD") else (f"{user}@" if user else "")
+    return {"DATABASE_URL": f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"}
+
+
+class LiveStack:
+    def __init__(self, base_url: str, log_dir: Path):
+        self.base_url = base_url
+        self.ws_url = base_url.replace("http://", "ws://")
+        self.log_dir = log_dir
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text()[-4000:]}" for p in sorted(self.log_dir.glob("*.log")))
+
+
+def _wait_for(predicate, timeout: float, what: str, procs, stack):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        for p in procs:
+            if p.poll() is not None:
+                pytest.fail(f"a live process exited ({p.args[:3]}) while waiting for {what}\n{stack.logs()}")
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}\n{stack.logs()}")
+
+
+@pytest.fixture(scope="session")
+def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
+    log_dir = tmp_path_factory.mktemp("live-logs")
+    port = free_port()
+    env = {**os.environ, **database_env(), "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "PYTHONUNBUFFERED": "1",
+           "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE}
+    bindir = Path(sys.executable).parent
+    worker_log = open(log_dir / "worker.log", "w")
+    web_log = open(log_dir / "web.log", "w")
+    worker = subprocess.Popen(
+        [str(bindir / "celery"), "-A", "dbspweb", "worker", "--pool=solo", "--loglevel=INFO",
+         "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--without-gossip", "--without-mingle", "-n", f"test-{port}@%h"],
+        cwd=ROOT, env=env, stdout=worker_log, stderr=subprocess.STDOUT,
+    )
+    web = subprocess.Popen(
+        [str(bindir / "uvicorn"), "dbspweb.asgi:application", "--host", "127.0.0.1", "--port", str(port), "--log-level", "info"],
+        cwd=ROOT, env=env, stdout=web_log, stderr=subprocess.STDOUT,
+    )
+    stack = LiveStack(f"http://127.0.0.1:{port}", log_dir)
+    procs = [worker, web]
+
+    def web_up():
+        try:
+            return httpx.get(f"{stack.base_url}/api/auth/me/", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        _wait_for(web_up, 60, "the ASGI server", procs, stack)
+        _wait_for(lambda: "Spark session ready" in (log_dir / "worker.log").read_text(), 180, "the Celery worker and Spark", procs, stack)
+        yield stack
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        worker_log.close()
+        web_log.close()
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username="alice", password="s3cret-pass!"):
+        user = django_user_model.objects.create_user(username=username, password=password)
+        user.raw_password = password
+        return user
+
+    return make
+
+
+@pytest.fixture
+def token_client(live_stack, make_user):
+    """An httpx client against the live server, authenticated with a DRF token."""
+    from rest_framework.authtoken.models import Token
+
+    def make(username="alice"):
+        user = make_user(username)
+        token = Token.objects.create(user=user)
+        client = httpx.Client(base_url=live_stack.base_url, headers={"Authorization": f"Token {token.key}"}, timeout=30)
+        client.token = token.key
+        client.user = user
+        return client
+
+    return make

@@ -1,0 +1,1 @@
+"""workers: Celery tasks that own runs — the run lifecycle, the tick loop, Spark."""

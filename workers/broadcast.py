@@ -1,0 +1,18 @@
+"""Publish run events to the run's Channels group (fanned out by consumers)."""
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+log = logging.getLogger(__name__)
+
+
+def publish(run_id: int, message: dict) -> None:
+    try:
+        async_to_sync(get_channel_layer().group_send)(f"run.{run_id}", {"type": "run.message", "message": message})
+    except Exception:  # the data is committed; watchers catch up from the database
+        log.exception("run %s: could not publish %s", run_id, message.get("type"))
+
+
+def publish_status(run) -> None:
+    publish(run.pk, {"type": "status", "status": run.status, "current_tick": run.current_tick, "error": run.error})
