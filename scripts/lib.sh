@@ -25,8 +25,7 @@ python_ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) els
 find_python() {  # sets PY to a Python >= 3.12 (Django 6 and PyDBSP need it)
   local c
   for c in "${PYTHON:-}" python3.13 python3.12 python3.14 python3 \
-           "$HOME"/.pyenv/versions/3.13*/bin/python "$HOME"/.pyenv/versions/3.12*/bin/python \
-           /usr/local/bin/python3.13 /usr/local/bin/python3.12 /usr/bin/python3.13 /usr/bin/python3.12; do
+           "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python; do
     [ -n "$c" ] || continue
     if command -v "$c" >/dev/null 2>&1 && python_ok "$c"; then PY="$(command -v "$c")"; return 0; fi
   done

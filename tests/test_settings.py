@@ -1,0 +1,40 @@
+"""Settings come from the environment: SQLite by default, DATABASE_URL switches."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def settings_with(env: dict) -> dict:
+    code = ("import json, django; from django.conf import settings; django.setup(); "
+            "db = settings.DATABASES['default']; "
+            "print(json.dumps({'engine': db['ENGINE'], 'name': str(db['NAME']), 'host': db.get('HOST'), "
+            "'redis': settings.REDIS_URL, 'spark': settings.SPARK_MASTER, 'debug': settings.DEBUG}))")
+    base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SPARK_MASTER", "DJANGO_DEBUG")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**base, "DJANGO_SETTINGS_MODULE": "dbspweb.settings", **env},
+                         capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_defaults_are_sqlite_local_redis_and_local_spark():
+    s = settings_with({})
+    assert s["engine"] == "django.db.backends.sqlite3" and s["name"].endswith("db.sqlite3")
+    assert s["redis"] == "redis://127.0.0.1:6379/0" and s["spark"].startswith("local[")
+
+
+def test_database_url_switches_to_postgresql():
+    s = settings_with({"DATABASE_URL": "postgres://u:p@db.example:5433/dbspweb", "SPARK_MASTER": "spark://m:7077"})
+    assert s["engine"] == "django.db.backends.postgresql"
+    assert (s["name"], s["host"]) == ("dbspweb", "db.example")
+    assert s["spark"] == "spark://m:7077"
+
+
+def test_production_mode_requires_a_secret_key():
+    code = "import django; django.setup()"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "DJANGO_DEBUG": "0"}
+    env.pop("DJANGO_SECRET_KEY", None)
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "DJANGO_SECRET_KEY must be set" in result.stderr
