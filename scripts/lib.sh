@@ -50,7 +50,7 @@ ensure_venv() {  # ensure_venv REQUIREMENTS_FILE
     say "creating .venv with $PY ($("$PY" --version))"
     "$PY" -m venv "$VENV" || die "could not create a virtualenv with $PY (on Debian: apt-get install python3-venv)"
   fi
-  stamp="$(cat "$ROOT/requirements.txt" "$ROOT/$req" | sha256sum | cut -c1-16)"
+  stamp="$(cat "$ROOT/constraints.txt" "$ROOT/requirements.txt" "$ROOT/$req" | sha256sum | cut -c1-16)"
   if [ "$(cat "$VENV/.installed-$req" 2>/dev/null)" != "$stamp" ]; then
     say "installing Python packages from $req"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$ROOT/$req" ||
