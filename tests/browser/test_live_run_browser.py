@@ -32,14 +32,18 @@ def page(live_stack):
         browser.close()
 
 
+def log_in(page, username, password):
+    page.goto("/")
+    page.get_by_test_id("login-username").fill(username)
+    page.get_by_test_id("login-password").fill(password)
+    page.get_by_test_id("login-submit").click()
+
+
 def test_login_start_push_and_see_the_delta(page, make_user):
     demo = make_user("demo", "demo-pass-123")
     services.create_circuit(demo, "Big orders", "filter demo", "private", example("big_orders"))
 
-    page.goto("/")
-    page.get_by_test_id("login-username").fill("demo")
-    page.get_by_test_id("login-password").fill("wrong")
-    page.get_by_test_id("login-submit").click()
+    log_in(page, "demo", "wrong")
     expect(page.get_by_test_id("login-error")).to_contain_text("Invalid username or password")
     page.get_by_test_id("login-password").fill("demo-pass-123")
     page.get_by_test_id("login-submit").click()
@@ -89,10 +93,7 @@ def test_login_start_push_and_see_the_delta(page, make_user):
 def test_bad_value_in_the_push_form_shows_the_error(page, make_user):
     demo = make_user("demo2", "demo-pass-123")
     services.create_circuit(demo, "Big orders", "", "private", example("big_orders"))
-    page.goto("/")
-    page.get_by_test_id("login-username").fill("demo2")
-    page.get_by_test_id("login-password").fill("demo-pass-123")
-    page.get_by_test_id("login-submit").click()
+    log_in(page, "demo2", "demo-pass-123")
     page.get_by_test_id("circuit-item").first.get_by_role("link").click()
     page.get_by_test_id("start-run").click()
     expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
