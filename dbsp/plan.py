@@ -1,9 +1,11 @@
 """Compile a validated circuit into an executable incremental plan.
 
-Chain rule: (Q1 ∘ Q2)^Δ = Q1^Δ ∘ Q2^Δ, so each operator is replaced by its own Δ form.
-The operators this version has are all linear (their own Δ form, no state), so the plan
-evaluates each node on its input's change per tick. Stateful Δ forms (joins, distinct,
-aggregates) add integrals and delays here as they arrive.
+A relational circuit (no DBSP primitives) denotes a query Q over tables; it runs as
+Q^Δ = D ∘ Q ∘ I, which the chain rule (Q1 ∘ Q2)^Δ = Q1^Δ ∘ Q2^Δ turns into each
+operator's own Δ form: linear operators unchanged and stateless; join, distinct and
+aggregate with integrals (traces) of their inputs, delayed by one tick where the Δ rule
+reads the old state. A circuit with primitives (z^-1, I, D) runs literally, as drawn.
+`Plan.describe()` shows the compiled form as a circuit document.
 """
 from __future__ import annotations
 
@@ -24,6 +26,11 @@ class Plan:
     schemas: dict[str, Schema]
 
     @property
+    def literal(self) -> bool:
+        """True when the circuit uses DBSP primitives and so runs as drawn."""
+        return any(op.stream for op in self.operators.values())
+
+    @property
     def inputs(self) -> dict[str, Schema]:
         return {n: self.schemas[n] for n in self.order if self.operators[n].kind == "input"}
 
@@ -36,11 +43,31 @@ class Plan:
         return {port: ref.node for port, ref in self.document.inputs_of(node_id).items()}
 
     def describe(self) -> dict:
-        """The plan as a circuit document, each node marked with its incremental form."""
+        """The compiled plan as a circuit document: every stateful Δ form's inserted
+        integrals (I) and delays (z^-1) appear as nodes, and each node says its form."""
         doc = self.document.to_json()
+        doc["mode"] = "literal" if self.literal else "incremental"
+        extra_nodes, edges = [], []
         for node in doc["nodes"]:
             op = self.operators[node["id"]]
-            node["incremental"] = {"form": "linear" if op.linear else "stateful", "state": []}
+            if self.literal or op.linear or op.stream:
+                node["incremental"] = {"form": "stream" if op.stream else ("linear" if op.linear else "lifted"), "state": op.describe_state() if op.stream else []}
+                continue
+            node["incremental"] = {"form": "delta", "state": op.describe_state()}
+            for port in op.inputs:
+                src = self.document.inputs_of(node["id"])[port]
+                i_id, z_id = f"{node['id']}__I_{port}", f"{node['id']}__z_{port}"
+                extra_nodes += [
+                    {"id": i_id, "kind": "integrate", "params": {}, "inserted": True, "state_of": node["id"]},
+                    {"id": z_id, "kind": "delay", "params": {}, "inserted": True, "state_of": node["id"]},
+                ]
+                edges += [
+                    {"from": {"node": src.node, "port": src.port}, "to": {"node": i_id, "port": "in"}},
+                    {"from": {"node": i_id, "port": "out"}, "to": {"node": z_id, "port": "in"}},
+                    {"from": {"node": z_id, "port": "out"}, "to": {"node": node["id"], "port": f"state_{port}"}},
+                ]
+        doc["nodes"] += extra_nodes
+        doc["edges"] += edges
         return doc
 
 

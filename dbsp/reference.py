@@ -1,28 +1,64 @@
-"""The pure-Python reference evaluator: Z-sets in memory, no Spark. The oracle in tests.
+"""The pure-Python reference evaluator: the oracle the Spark engine is tested against.
 
-`ReferenceRuntime` evaluates the same plan tick by tick on Python Z-sets;
-`recompute(plan, tables)` evaluates the non-incremental query over whole tables, so
-tests can check I(incremental output) == recompute(I(inputs)) at every tick.
+It evaluates the circuit *literally* on Python Z-sets, with each relational operator
+recomputed from scratch on whole values every tick (`Operator.query`). A relational
+circuit denotes the query Q over tables, so its input streams are integrated and its
+outputs differentiated: out = D(Q(I(in))). Circuits with DBSP primitives run as drawn.
+Nothing here is incremental, which is the point: it checks the incremental engine.
 """
 from __future__ import annotations
 
+from .operators.primitives import _DelayState, _DifferentiateState, _IntegrateState
 from .plan import Plan
 from .runtime import Runtime
 from .zset import ZSet
 
 
+class _Query:
+    def __init__(self, op):
+        self.op = op
+
+    def step(self, inputs):
+        return self.op.query({p: v if v is not None else ZSet() for p, v in inputs.items()})
+
+
+class _Stream:
+    def __init__(self, state):
+        self.state = state
+
+    def step(self, inputs):
+        return self.state.step(inputs["in"] if inputs["in"] is not None else ZSet())
+
+
+class _Delay:
+    def __init__(self):
+        self.state = _DelayState()
+
+    def emit(self):
+        return self.state.emit()
+
+    def absorb(self, value):
+        self.state.absorb(value if value is not None else ZSet())
+
+
 class ReferenceRuntime(Runtime):
+    def make_executor(self, node_id):
+        op = self.plan.operators[node_id]
+        if op.kind == "delay":
+            return _Delay()
+        if op.kind == "integrate" or (op.kind == "input" and not self.plan.literal):
+            return _Stream(_IntegrateState())
+        if op.kind == "differentiate" or (op.kind == "output" and not self.plan.literal):
+            return _Stream(_DifferentiateState())
+        return _Query(op)
+
     def from_zset(self, node_id, z):
         return z
 
-    def evaluate(self, node_id, delta):
-        return self.plan.operators[node_id].reference(delta)
-
     def collect(self, value):
-        return value
+        return value if value is not None else ZSet()
 
 
 def recompute(plan: Plan, tables: dict[str, ZSet]) -> dict[str, ZSet]:
-    """Evaluate the query from scratch over whole tables: view -> its full contents."""
-    result = ReferenceRuntime(plan).step({k: v for k, v in tables.items() if v})
-    return result.outputs
+    """The query evaluated once over whole tables: view -> its full contents."""
+    return ReferenceRuntime(plan).step({k: v for k, v in tables.items() if v}).outputs

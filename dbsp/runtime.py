@@ -74,23 +74,32 @@ def _row_problem(i, message, field=None):
 
 
 class Runtime(ABC):
-    """Evaluates a plan tick by tick; subclasses say how a node's change is computed."""
+    """Evaluates a plan tick by tick; a backend says how each node is executed.
+
+    A tick: every z^-1 first emits what it absorbed last tick; then nodes run in
+    topological order (edges into z^-1 excluded, which is what makes cycles through
+    a delay causal); finally every z^-1 absorbs its input for the next tick.
+    """
 
     def __init__(self, plan: Plan):
         self.plan = plan
         self.tick = -1
+        self.executors = {n: self.make_executor(n) for n in plan.order}
+
+    @abstractmethod
+    def make_executor(self, node_id: str):
+        """An object with step(inputs) -> value (or emit()/absorb(value) for z^-1)."""
 
     @abstractmethod
     def from_zset(self, node_id: str, z: ZSet):
-        """An input change in this backend's representation."""
-
-    @abstractmethod
-    def evaluate(self, node_id: str, delta: dict):
-        """One node's output change given its inputs' changes (None = empty)."""
+        """An input change in this backend's representation (None when empty)."""
 
     @abstractmethod
     def collect(self, value) -> ZSet:
         """A backend value -> a consolidated ZSet (observing an output)."""
+
+    def state_rows(self, node_id: str) -> int:
+        return 0
 
     def step(self, changes: dict[str, ZSet]) -> TickResult:
         unknown = set(changes) - set(self.plan.inputs)
@@ -98,34 +107,40 @@ class Runtime(ABC):
             raise KeyError(f"no input named {', '.join(sorted(unknown))}")
         started = time.perf_counter()
         self.tick += 1
-        values: dict[str, object] = {}
-        stats: dict[str, dict] = {}
-        for node_id in self.plan.order:
-            op = self.plan.operators[node_id]
+        plan, values, stats = self.plan, {}, {}
+        delays = [n for n in plan.order if plan.operators[n].breaks_cycles]
+        for n in delays:
+            values[n] = self.executors[n].emit()
+        for node_id in plan.order:
+            op = plan.operators[node_id]
+            if op.breaks_cycles:
+                continue
             t0 = time.perf_counter()
             if op.kind == "input":
                 z = changes.get(node_id)
-                delta = {"in": self.from_zset(node_id, z) if z else None}
+                inputs = {"in": self.from_zset(node_id, z) if z else None}
                 stats[node_id] = {"rows_in": len(z) if z else 0}
             else:
-                delta = {port: values.get(src) for port, src in self.plan.sources(node_id).items()}
+                inputs = {port: values.get(src) for port, src in plan.sources(node_id).items()}
                 stats[node_id] = {}
-            if op.linear and all(v is None for v in delta.values()):
-                values[node_id] = None
-            else:
-                values[node_id] = self.evaluate(node_id, delta)
+            values[node_id] = self.executors[node_id].step(inputs)
             stats[node_id]["ms"] = round((time.perf_counter() - t0) * 1000, 3)
+        for n in delays:
+            self.executors[n].absorb(values.get(plan.sources(n)["in"]))
         outputs = {}
-        for view in self.plan.views:
+        for view in plan.views:
             t0 = time.perf_counter()
-            outputs[view] = self.collect(values[view]) if values[view] is not None else ZSet()
+            outputs[view] = self.collect(values[view])
             stats[view]["rows_out"] = len(outputs[view])
-            stats[view]["ms"] += round((time.perf_counter() - t0) * 1000, 3)
-        frontier = {node_id: {"tick": self.tick} for node_id in self.plan.order}
+            stats[view]["ms"] = round(stats[view]["ms"] + (time.perf_counter() - t0) * 1000, 3)
+        for node_id in plan.order:
+            if rows := self.state_rows(node_id):
+                stats.setdefault(node_id, {})["state_rows"] = rows
+        frontier = {node_id: {"tick": self.tick} for node_id in plan.order}
         return TickResult(
             tick=self.tick,
             outputs=outputs,
-            schemas=dict(self.plan.views),
+            schemas=dict(plan.views),
             frontier=frontier,
             stats=stats,
             ms=round((time.perf_counter() - started) * 1000, 3),

@@ -51,19 +51,22 @@ def _find_cycle(doc: CircuitDocument, delays: set[str]) -> list[str] | None:
     return None
 
 
-def _topological(doc: CircuitDocument) -> list[str]:
+def _topological(doc: CircuitDocument, delays: set[str]) -> list[str]:
+    """Kahn's order over the edges, leaving out edges into z^-1 (they close cycles)."""
+    edges = [e for e in doc.edges if e.target.node not in delays]
     indeg = dict.fromkeys(doc.nodes, 0)
-    for e in doc.edges:
+    for e in edges:
         indeg[e.target.node] += 1
     ready = [n for n, d in indeg.items() if d == 0]
     order = []
     while ready:
         n = ready.pop(0)
         order.append(n)
-        for e in doc.consumers_of(n):
-            indeg[e.target.node] -= 1
-            if indeg[e.target.node] == 0:
-                ready.append(e.target.node)
+        for e in edges:
+            if e.source.node == n:
+                indeg[e.target.node] -= 1
+                if indeg[e.target.node] == 0:
+                    ready.append(e.target.node)
     return order
 
 
@@ -110,22 +113,35 @@ def check(data) -> Validated:
             problems.append(Problem(f"node {n!r} is on a cycle without a z^-1 delay: {path}", node=n))
         return Validated(doc, operators, [], problems=problems)
 
-    order = _topological(doc)
+    order = _topological(doc, delays)
     schemas: dict[str, Schema] = {}
+    # Infer schemas in order; a z^-1 takes its input's schema, which on a feedback loop
+    # is only known after the nodes it feeds, so repeat until nothing changes.
+    progress = True
+    while progress:
+        progress = False
+        for node_id in order:
+            if node_id in broken or node_id in schemas:
+                continue
+            op = operators[node_id]
+            sources = doc.inputs_of(node_id)
+            if any(src.node in broken for src in sources.values()):
+                broken.add(node_id)  # upstream already reported
+                progress = True
+                continue
+            if any(src.node not in schemas for src in sources.values()):
+                continue  # waits for a z^-1 on a loop
+            found = op.validate({port: schemas[src.node] for port, src in sources.items()})
+            if found:
+                problems.extend(found)
+                broken.add(node_id)
+            else:
+                schemas[node_id] = op.output_schema
+            progress = True
     for node_id in order:
-        if node_id in broken:
-            continue
-        op = operators[node_id]
-        sources = doc.inputs_of(node_id)
-        if any(src.node in broken or src.node not in schemas for src in sources.values()):
-            broken.add(node_id)  # upstream already reported
-            continue
-        found = op.check({port: schemas[src.node] for port, src in sources.items()})
-        if found:
-            problems.extend(found)
-            broken.add(node_id)
-        else:
-            schemas[node_id] = op.output_schema
+        if node_id not in broken and node_id not in schemas and node_id in delays:
+            problems.append(Problem(
+                f"node {node_id!r}: cannot infer the schema of this z^-1 on a feedback loop", node=node_id))
     if not any(op.kind == "output" for op in operators.values()) and not problems:
         problems.append(Problem("the circuit has no output view: add an 'output' node"))
     return Validated(doc, operators, order, schemas, problems)

@@ -1,9 +1,20 @@
 """The operator registry: every kind a circuit document may name, one module each."""
+from .aggregate import Aggregate
 from .base import Operator
+from .difference import Difference
+from .distinct import Distinct
 from .filter import Filter
+from .flat_map import FlatMap
 from .input import Input
+from .join import Join
+from .map import Map
 from .output import Output
+from .primitives import Delay, Differentiate, Integrate
+from .union import Union
 
-OPERATORS: dict[str, type[Operator]] = {op.kind: op for op in (Input, Filter, Output)}
+OPERATORS: dict[str, type[Operator]] = {
+    op.kind: op
+    for op in (Input, Output, Filter, Map, FlatMap, Union, Difference, Distinct, Join, Aggregate, Delay, Integrate, Differentiate)
+}
 
 __all__ = ["OPERATORS", "Operator"]

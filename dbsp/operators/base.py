@@ -1,38 +1,88 @@
-"""What every operator provides: ports, parameter checking, schema inference, and an
-implementation for each backend (Spark DataFrames and pure-Python Z-sets)."""
+"""What every operator provides: ports, parameter checking and schema inference, its
+meaning on whole Z-sets (`query`, the reference), and a Spark implementation.
+
+The incremental (Δ) form of an operator is chosen by the compiler (`dbsp.plan`):
+linear operators are their own Δ form; stateful ones (join, distinct, aggregate) have
+an executor in `dbsp.spark.incremental`; stream primitives (z^-1, I, D) keep state in
+any mode.
+"""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from ..errors import Problem
+from ..errors import ExpressionError, Problem
+from ..expr import Expr, parse_expression
 from ..types import Schema
+from ..zset import ZSet
 
 
 class Operator(ABC):
     kind: ClassVar[str]
-    inputs: ClassVar[tuple[str, ...]] = ()
+    title: ClassVar[str] = ""
+    category: ClassVar[str] = "relational"  # palette group
+    inputs: ClassVar[tuple[str, ...]] = ("in",)
     outputs: ClassVar[tuple[str, ...]] = ("out",)
-    #: Linear operators are their own incremental form: out^Δ = op(Δin), no state.
+    #: Linear operators are their own incremental form: op^Δ = op, no state.
     linear: ClassVar[bool] = True
+    #: "all": the output is empty when every input is (linear ops); "any": when any is (join).
+    empty_when: ClassVar[str] = "all"
+    #: A DBSP stream primitive (z^-1, I, D): keeps state across ticks, runs literally.
+    stream: ClassVar[bool] = False
+    #: z^-1: a cycle through it is causal.
+    breaks_cycles: ClassVar[bool] = False
 
     def __init__(self, node_id: str, params: dict):
         self.node_id = node_id
         self.params = params
         self.output_schema: Schema | None = None
+        self.input_schemas: dict[str, Schema] = {}
 
+    # ---- validation helpers ---------------------------------------------------------
     def problem(self, message: str, **where) -> Problem:
         return Problem(f"node {self.node_id!r}: {message}", node=self.node_id, **where)
+
+    def expression(self, param: str, text, schema: Schema, problems: list[Problem], label: str | None = None) -> Expr | None:
+        label = label or param
+        if not isinstance(text, str) or not text.strip():
+            problems.append(self.problem(f"{label} must be an expression", param=param))
+            return None
+        try:
+            return parse_expression(text, schema)
+        except ExpressionError as e:
+            problems.append(self.problem(f"{label}: {e}", param=param, position=e.position))
+            return None
+
+    def columns_param(self, param: str, schema: Schema, problems: list[Problem], port: str = "in", allow_empty=False) -> list[str]:
+        value = self.params.get(param, [] if allow_empty else None)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or (not value and not allow_empty):
+            problems.append(self.problem(f"parameter {param!r} must be a {'' if allow_empty else 'non-empty '}list of column names", param=param))
+            return []
+        for name in value:
+            if schema.column(name) is None:
+                problems.append(self.problem(
+                    f"{param}: unknown column {name!r} on port {port!r} (columns: {', '.join(schema.names)})", param=param, port=port))
+        if len(set(value)) != len(value):
+            problems.append(self.problem(f"{param}: a column is listed twice", param=param))
+        return value
+
+    # ---- meaning -----------------------------------------------------------------
+    def validate(self, input_schemas: dict[str, Schema]) -> list[Problem]:
+        self.input_schemas = input_schemas
+        return self.check(input_schemas)
 
     @abstractmethod
     def check(self, input_schemas: dict[str, Schema]) -> list[Problem]:
         """Check parameters against the input schemas and set `output_schema`."""
 
-    # Backends. `delta` maps input port -> that port's change at this tick (None = empty).
     @abstractmethod
-    def spark(self, ctx, delta: dict):
-        """This tick's output change as a DataFrame (None when empty: no Spark job)."""
+    def query(self, inputs: dict[str, ZSet]) -> ZSet:
+        """The operator on whole Z-sets (one stream value): the reference semantics."""
 
     @abstractmethod
-    def reference(self, delta: dict):
-        """This tick's output change as a ZSet (None when empty)."""
+    def spark(self, ctx, inputs: dict):
+        """The same on Spark DataFrames (data columns + `__w`); inputs are never None."""
+
+    def describe_state(self) -> list[str]:
+        """What the incremental form keeps (shown in the compiled plan)."""
+        return []

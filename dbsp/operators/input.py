@@ -1,19 +1,22 @@
 """input: a table that receives pushed changes.
 
-Math: out[t] = the change pushed at tick t (a Z-set over the table's schema).
+Math: out[t] = the change pushed at tick t (a Z-set over the table's schema). In a
+relational circuit the table's contents at t are I(out)[t].
 Params: `schema`: [{"name": str, "type": bigint|double|string|boolean|date|timestamp,
 "nullable": bool (default true)}, ...].
 """
 from __future__ import annotations
 
+from ..document import NODE_ID
 from ..errors import Problem
 from ..types import TYPES, Column, Schema
 from .base import Operator
-from ..document import NODE_ID
 
 
 class Input(Operator):
     kind = "input"
+    title = "Input table"
+    category = "tables"
     inputs = ()
 
     def check(self, input_schemas):
@@ -42,8 +45,8 @@ class Input(Operator):
             self.output_schema = Schema(tuple(columns))
         return problems
 
-    def spark(self, ctx, delta):
-        return delta.get("in")
+    def query(self, inputs):
+        return inputs["in"]
 
-    def reference(self, delta):
-        return delta.get("in")
+    def spark(self, ctx, inputs):
+        return inputs["in"]

@@ -9,15 +9,16 @@ from .base import Operator
 
 class Output(Operator):
     kind = "output"
-    inputs = ("in",)
+    title = "Output view"
+    category = "tables"
     outputs = ()
 
     def check(self, input_schemas):
         self.output_schema = input_schemas["in"]
         return []
 
-    def spark(self, ctx, delta):
-        return delta.get("in")
+    def query(self, inputs):
+        return inputs["in"]
 
-    def reference(self, delta):
-        return delta.get("in")
+    def spark(self, ctx, inputs):
+        return inputs["in"]

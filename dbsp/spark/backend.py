@@ -1,9 +1,9 @@
-"""Evaluate a plan on Spark. A change is a DataFrame of the data columns plus `__w`
-(the integer weight); None stands for an empty change, which costs no job.
+"""Evaluate a plan on Spark, tick by tick.
 
-Input changes are built from Arrow tables with an explicit schema (a LocalTableScan, no
-job); each output view is observed with one collect per tick and consolidated on the
-driver (it is a delta, so small), which saves the shuffle a Spark-side groupBy costs.
+Relational circuits run in their incremental form: linear operators on the deltas,
+join / distinct / aggregate through their Δ executors with traces. Circuits with DBSP
+primitives run literally. Input changes become DataFrames from Arrow (a LocalTableScan,
+no job); outputs are observed from the driver-side rows.
 """
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import pyarrow as pa
 from ..runtime import Runtime
 from ..types import Schema
 from ..zset import ZSet
+from .batch import Batch
+from .incremental import INCREMENTAL, PRIMITIVES, Lifted
 from .session import get_session
-
-WEIGHT = "__w"
+from .zsets import WEIGHT
 
 _ARROW = {
     "bigint": pa.int64(),
@@ -27,42 +28,78 @@ _ARROW = {
 
 
 def arrow_schema(schema: Schema) -> pa.Schema:
-    fields = [pa.field(c.name, _ARROW[c.type], nullable=c.nullable) for c in schema.columns]
+    fields = [pa.field(c.name, _ARROW[c.type], nullable=True) for c in schema.columns]
     return pa.schema(fields + [pa.field(WEIGHT, pa.int64(), nullable=False)])
 
 
-def spark_schema(schema: Schema):
+def _spark_type(name: str):
     from pyspark.sql import types as T
 
-    spark_types = {
+    return {
         "bigint": T.LongType(),
         "double": T.DoubleType(),
         "string": T.StringType(),
         "boolean": T.BooleanType(),
         "date": T.DateType(),
         "timestamp": T.TimestampNTZType(),
-    }
-    fields = [T.StructField(c.name, spark_types[c.type], c.nullable) for c in schema.columns]
-    return T.StructType(fields + [T.StructField(WEIGHT, T.LongType(), False)])
+    }[name]
+
+
+def spark_schema(schema: Schema, columns: list[str] | None = None, weight: bool = True):
+    from pyspark.sql import types as T
+
+    cols = [c for c in schema.columns if columns is None or c.name in columns]
+    fields = [T.StructField(c.name, _spark_type(c.type), True) for c in cols]
+    if weight:
+        fields.append(T.StructField(WEIGHT, T.LongType(), False))
+    return T.StructType(fields)
 
 
 class SparkRuntime(Runtime):
     def __init__(self, plan, session=None):
-        super().__init__(plan)
         self.spark = session or get_session()
+        self.jobs = 0  # Spark jobs this runtime started (materializations), for stats and benches
+        self._arrow_schemas: dict[Schema, pa.Schema] = {}
+        super().__init__(plan)
+
+    # ---- the context operators and executors use --------------------------------
+    def arrow_schema(self, schema: Schema) -> pa.Schema:
+        if schema not in self._arrow_schemas:
+            self._arrow_schemas[schema] = arrow_schema(schema)
+        return self._arrow_schemas[schema]
+
+    def spark_type(self, name: str):
+        return _spark_type(name)
+
+    def spark_struct(self, schema: Schema, columns: list[str]):
+        return spark_schema(schema, columns, weight=False)
+
+    def local_df(self, table: pa.Table, schema: Schema):
+        return self.spark.createDataFrame(table, schema=spark_schema(schema))
+
+    def empty(self, schema: Schema):
+        return self.local_df(self.arrow_schema(schema).empty_table(), schema)
+
+    # ---- Runtime hooks ---------------------------------------------------------------
+    def make_executor(self, node_id):
+        op, schema = self.plan.operators[node_id], self.plan.schemas[node_id]
+        if op.stream:
+            return PRIMITIVES[op.kind](self, op, schema)
+        if not self.plan.literal and op.kind in INCREMENTAL:
+            return INCREMENTAL[op.kind](self, op, schema)
+        return Lifted(self, op, schema)
 
     def from_zset(self, node_id, z: ZSet):
         schema = self.plan.schemas[node_id]
-        columns = list(zip(*[row + (w,) for row, w in z])) or [() for _ in range(len(schema.columns) + 1)]
-        table = pa.Table.from_arrays(
-            [pa.array(list(col), type=f.type) for col, f in zip(columns, arrow_schema(schema))],
-            schema=arrow_schema(schema),
-        )
-        return self.spark.createDataFrame(table, schema=spark_schema(schema))
+        names = schema.names
+        rows = [dict(zip(names, row)) | {WEIGHT: w} for row, w in z]
+        return Batch.of_table(self, schema, pa.Table.from_pylist(rows, schema=self.arrow_schema(schema)))
 
-    def evaluate(self, node_id, delta):
-        return self.plan.operators[node_id].spark(self, delta)
+    def collect(self, value) -> ZSet:
+        if value is None:
+            return ZSet()
+        names = value.schema.names
+        return ZSet((tuple(r[n] for n in names), r[WEIGHT]) for r in value.table().to_pylist())
 
-    def collect(self, df) -> ZSet:
-        names = [c for c in df.columns if c != WEIGHT]
-        return ZSet((tuple(r[n] for n in names), r[WEIGHT]) for r in df.collect())
+    def state_rows(self, node_id) -> int:
+        return self.executors[node_id].state_rows()

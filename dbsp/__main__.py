@@ -1,0 +1,92 @@
+"""The engine's command line.
+
+    python -m dbsp validate CIRCUIT.json          every problem, one JSON object per line
+    python -m dbsp plan CIRCUIT.json              the compiled incremental plan (a document)
+    python -m dbsp run CIRCUIT.json PUSHES.jsonl  per tick, the output deltas as JSON lines
+
+A pushes file has one line per tick: {"<input>": [change records...], ...}; an empty
+object (or blank line) is an empty tick. Change records: {"insert": row},
+{"delete": row}, {"weight": w, "data": row}. `--backend reference` runs the pure-Python
+oracle instead of Spark.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import CircuitInvalid, DataInvalid
+from .plan import compile_plan
+from .runtime import changes_from_records
+from .validate import validate
+
+
+def _load(path: str):
+    with open(path) as f:
+        return json.load(f)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dbsp", description="DBSP circuits on Spark")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("validate", help="list every problem of a circuit").add_argument("circuit")
+    sub.add_parser("plan", help="print the compiled incremental plan").add_argument("circuit")
+    run = sub.add_parser("run", help="run a circuit over a pushes file")
+    run.add_argument("circuit")
+    run.add_argument("pushes")
+    run.add_argument("--backend", choices=["spark", "reference"], default="spark")
+    run.add_argument("--stats", action="store_true", help="include frontier and stats per tick")
+    args = parser.parse_args(argv)
+
+    try:
+        document = _load(args.circuit)
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"cannot read {args.circuit}: {e}", file=sys.stderr)
+        return 2
+    if args.command == "validate":
+        problems = validate(document)
+        for p in problems:
+            print(json.dumps(p.as_dict()))
+        if not problems:
+            print(json.dumps({"valid": True}))
+        return 1 if problems else 0
+    try:
+        plan = compile_plan(document)
+    except CircuitInvalid as e:
+        for p in e.problems:
+            print(json.dumps(p.as_dict()), file=sys.stderr)
+        return 1
+    if args.command == "plan":
+        print(json.dumps(plan.describe(), indent=2))
+        return 0
+
+    if args.backend == "reference":
+        from .reference import ReferenceRuntime
+
+        runtime = ReferenceRuntime(plan)
+    else:
+        from .spark import SparkRuntime
+
+        runtime = SparkRuntime(plan)
+    with open(args.pushes) as f:
+        for line_no, line in enumerate(f, 1):
+            tick = json.loads(line) if line.strip() else {}
+            try:
+                changes = {name: changes_from_records(records, plan.inputs[name]) for name, records in tick.items()}
+            except KeyError as e:
+                print(f"{args.pushes}:{line_no}: no input named {e}", file=sys.stderr)
+                return 1
+            except DataInvalid as e:
+                for p in e.problems:
+                    print(f"{args.pushes}:{line_no}: {p.message}", file=sys.stderr)
+                return 1
+            result = runtime.step(changes)
+            record = {"tick": result.tick, "outputs": result.outputs_json()}
+            if args.stats:
+                record |= {"frontier": result.frontier, "stats": result.stats, "ms": result.ms}
+            print(json.dumps(record), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Aggregate functions over a group of weighted rows, defined once for both backends.
+
+Over a group's rows x with weights w (the consolidated Z-set restricted to the group):
+    count()      = Σ w                       (COUNT(*))
+    count(e)     = Σ w, over rows where e is not NULL
+    sum(e)       = Σ w·e over rows where e is not NULL; NULL when there are none
+    avg(e)       = sum(e) / count(e) as a double; NULL when count(e) = 0
+    min(e), max(e)     over rows with w > 0 and e not NULL; NULL when there are none
+    count_distinct(e)  the number of distinct non-NULL e among rows with w > 0
+A group exists while its total weight Σ w is not 0. A global aggregate (no group_by)
+always has one row; its sum over no values is 0 (as the DBSP oracle's `total`).
+count, sum and avg are linear in the input (DBSP computes them from deltas); min, max
+and count_distinct need the integrated input of the touched groups.
+"""
+from __future__ import annotations
+
+FUNCTIONS = ("count", "sum", "avg", "min", "max", "count_distinct")
+NEEDS_EXPR = {"sum", "avg", "min", "max", "count_distinct"}
+
+
+def result_type(fn: str, arg_type: str | None) -> str:
+    if fn in ("count", "count_distinct"):
+        return "bigint"
+    if fn == "avg":
+        return "double"
+    return arg_type or "bigint"
+
+
+def python_aggregate(fn: str, values: list[tuple[object, int]], global_: bool):
+    """values: (e(x), w) for every row of the group."""
+    if fn == "count":
+        return sum(w for v, w in values if v is not None)
+    present = [(v, w) for v, w in values if v is not None]
+    if fn == "sum":
+        if not present:
+            return 0 if global_ else None
+        return sum(v * w for v, w in present)
+    if fn == "avg":
+        n = sum(w for _, w in present)
+        return None if n == 0 else float(sum(v * w for v, w in present)) / n
+    positive = [v for v, w in present if w > 0]
+    if fn == "min":
+        return min(positive) if positive else None
+    if fn == "max":
+        return max(positive) if positive else None
+    if fn == "count_distinct":
+        return len(set(positive))
+    raise ValueError(fn)
+
+
+def spark_aggregate(fn: str, e, weight, global_: bool, result_type_name: str):
+    """The same as a Spark aggregate Column; `e` is None for count()."""
+    from pyspark.sql import functions as F
+
+    if fn == "count":
+        counted = weight if e is None else F.when(e.isNotNull(), weight).otherwise(F.lit(0))
+        return F.coalesce(F.sum(counted), F.lit(0)).cast("long")
+    if fn == "sum":
+        total = F.sum(F.when(e.isNotNull(), e * weight)).cast(result_type_name)
+        return F.coalesce(total, F.lit(0).cast(result_type_name)) if global_ else total
+    if fn == "avg":
+        n = F.sum(F.when(e.isNotNull(), weight).otherwise(F.lit(0)))
+        s = F.sum(F.when(e.isNotNull(), e * weight))
+        return F.when(n != 0, s.cast("double") / n.cast("double"))
+    if fn == "min":
+        return F.min(F.when(weight > 0, e))
+    if fn == "max":
+        return F.max(F.when(weight > 0, e))
+    if fn == "count_distinct":
+        return F.count_distinct(F.when(weight > 0, e)).cast("long")
+    raise ValueError(fn)

@@ -1,0 +1,102 @@
+"""aggregate: group by key columns and compute aggregates (see dbsp.aggregates).
+
+Math: for each group k present in the input, one row (k, agg_1, ..., agg_n).
+Incremental form: for every group touched by Δin, retract its old row and insert its
+new one: Δout = Σ_k∈keys(Δin) -(k, old_k) + (k, new_k). State: I(Δin) indexed by the
+group key (to recompute touched groups) and I(Δout) (their current rows).
+Params: `group_by`: [column, ...] (may be empty: one global row);
+`aggregates`: [{"fn": count|sum|avg|min|max|count_distinct, "expr": "amount", "as": "name"}]
+(`expr` is optional for count: COUNT(*)).
+"""
+from __future__ import annotations
+
+from ..aggregates import FUNCTIONS, NEEDS_EXPR, python_aggregate, result_type, spark_aggregate
+from ..document import NODE_ID
+from ..types import Column, Schema
+from ..zset import ZSet
+from .base import Operator
+
+
+class Aggregate(Operator):
+    kind = "aggregate"
+    title = "Group by / aggregate"
+    category = "aggregates"
+    linear = False
+
+    def check(self, input_schemas):
+        schema = input_schemas["in"]
+        problems = []
+        self.group_by = self.columns_param("group_by", schema, problems, allow_empty=True)
+        raw = self.params.get("aggregates")
+        if not isinstance(raw, list) or not raw:
+            problems.append(self.problem("parameter 'aggregates' must be a non-empty list of {fn, expr, as}", param="aggregates"))
+            return problems
+        self.aggs, columns, names = [], [schema.column(g) for g in self.group_by if schema.column(g)], set(self.group_by)
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict):
+                problems.append(self.problem(f"aggregates[{i}] must be an object {{fn, expr, as}}", param="aggregates"))
+                continue
+            fn, name, text = item.get("fn"), item.get("as"), item.get("expr")
+            if fn not in FUNCTIONS:
+                problems.append(self.problem(f"aggregates[{i}]: unknown function {fn!r} (one of {', '.join(FUNCTIONS)})", param="aggregates"))
+                continue
+            if not isinstance(name, str) or not NODE_ID.match(name) or name.startswith("__"):
+                problems.append(self.problem(f"aggregates[{i}]: output name ('as') {name!r} must be letters, digits and _", param="aggregates"))
+                continue
+            if name in names:
+                problems.append(self.problem(f"aggregates: duplicate output column {name!r}", param="aggregates"))
+                continue
+            names.add(name)
+            expr = None
+            if text not in (None, "") or fn in NEEDS_EXPR:
+                expr = self.expression("aggregates", text, schema, problems, label=f"{fn}({name})")
+                if expr is None:
+                    continue
+                if fn in ("sum", "avg") and expr.type not in ("bigint", "double"):
+                    problems.append(self.problem(f"{fn}({name}) needs a number, got {expr.type}", param="aggregates"))
+                    continue
+            rtype = result_type(fn, expr.type if expr else None)
+            self.aggs.append((fn, expr, name, rtype))
+            columns.append(Column(name, rtype, True))
+        if problems:
+            return problems
+        self.output_schema = Schema(tuple(columns))
+        self._keys = [schema.names.index(g) for g in self.group_by]
+        self._fns = [(fn, e.to_python(schema) if e else (lambda r: 1)) for fn, e, _, _ in self.aggs]
+        return []
+
+    @property
+    def is_global(self) -> bool:
+        return not self.group_by
+
+    def query(self, inputs):
+        groups: dict[tuple, list] = {}
+        for row, w in inputs["in"]:
+            groups.setdefault(tuple(row[i] for i in self._keys), []).append((row, w))
+        if self.is_global:
+            groups.setdefault((), [])
+        out = []
+        for key, rows in groups.items():
+            if not self.is_global and sum(w for _, w in rows) == 0:
+                continue
+            values = tuple(python_aggregate(fn, [(f(r), w) for r, w in rows], self.is_global) for fn, f in self._fns)
+            out.append((key + values, 1))
+        return ZSet(out)
+
+    def spark(self, ctx, inputs):
+        return self.spark_aggregate(inputs["in"])
+
+    def spark_aggregate(self, df):
+        from pyspark.sql import functions as F
+
+        from ..spark.zsets import WEIGHT
+
+        w = F.col(WEIGHT)
+        cols = [spark_aggregate(fn, e.to_spark() if e else None, w, self.is_global, rtype).alias(name) for fn, e, name, rtype in self.aggs]
+        if self.is_global:
+            return df.agg(*cols).withColumn(WEIGHT, F.lit(1).cast("long"))
+        grouped = df.groupBy(*self.group_by).agg(*cols, F.sum(w).alias("__total"))
+        return grouped.where(F.col("__total") != 0).drop("__total").withColumn(WEIGHT, F.lit(1).cast("long"))
+
+    def describe_state(self):
+        return ["I(in), indexed by the group key", "I(out): the current row of every group"]

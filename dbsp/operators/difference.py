@@ -1,0 +1,30 @@
+"""difference: the Z-set difference of two inputs with the same columns.
+
+Math: out = a - b (weights subtract; SQL EXCEPT ALL on positive tables when b ⊆ a).
+Linear, so Δout = Δa - Δb, no state. For set difference (SQL EXCEPT), use
+antijoin-style rewrites: distinct(a) - distinct(a) ∩ b, or follow with distinct.
+"""
+from __future__ import annotations
+
+from .base import Operator
+from .union import same_columns
+
+
+class Difference(Operator):
+    kind = "difference"
+    title = "Difference (a − b)"
+    inputs = ("a", "b")
+
+    def check(self, input_schemas):
+        problems = same_columns(self, input_schemas["a"], input_schemas["b"])
+        if not problems:
+            self.output_schema = input_schemas["a"]
+        return problems
+
+    def query(self, inputs):
+        return inputs["a"] - inputs["b"]
+
+    def spark(self, ctx, inputs):
+        from ..spark.zsets import negate
+
+        return inputs["a"].unionByName(negate(inputs["b"]))

@@ -1,0 +1,106 @@
+"""Random relational circuits and change sequences for property tests (hypothesis)."""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+T1 = [{"name": "k", "type": "bigint"}, {"name": "v", "type": "bigint"}, {"name": "s", "type": "string"}]
+T2 = [{"name": "k", "type": "bigint"}, {"name": "x", "type": "bigint"}]
+
+KEYS = st.sampled_from([0, 1, 2, None])
+SMALL = st.sampled_from([-2, -1, 0, 1, 3, None])
+WORDS = st.sampled_from(["a", "b c", "a b", "", None])
+
+
+class Builder:
+    def __init__(self):
+        self.nodes, self.edges, self.streams, self.n = [], [], [], 0
+
+    def node(self, kind, params, sources, cols):
+        self.n += 1
+        node_id = f"{kind}{self.n}"
+        self.nodes.append({"id": node_id, "kind": kind, "params": params})
+        for port, src in sources.items():
+            self.edges.append({"from": {"node": src, "port": "out"}, "to": {"node": node_id, "port": port}})
+        self.streams.append((node_id, cols))
+        return node_id
+
+    def document(self):
+        nodes, edges = list(self.nodes), list(self.edges)
+        for node_id, _ in self.streams:
+            if not node_id.startswith("input"):
+                view = f"view_{node_id}"
+                nodes.append({"id": view, "kind": "output", "params": {}})
+                edges.append({"from": {"node": node_id, "port": "out"}, "to": {"node": view, "port": "in"}})
+        return {"format": "dbspweb.circuit", "version": 1, "nodes": nodes, "edges": edges}
+
+
+def bigints(cols):
+    return [c["name"] for c in cols if c["type"] == "bigint"]
+
+
+@st.composite
+def circuits(draw, max_ops=4):
+    b = Builder()
+    b.nodes += [{"id": "t1", "kind": "input", "params": {"schema": T1}}, {"id": "t2", "kind": "input", "params": {"schema": T2}}]
+    b.streams += [("t1", T1), ("t2", T2)]
+    for _ in range(draw(st.integers(1, max_ops))):
+        src, cols = draw(st.sampled_from(b.streams))
+        nums = bigints(cols)
+        kind = draw(st.sampled_from(["filter", "map", "distinct", "union", "difference", "join", "aggregate", "flat_map"]))
+        if kind == "filter" and nums:
+            c = draw(st.sampled_from(nums))
+            pred = draw(st.sampled_from([f"{c} > 0", f"{c} IS NULL", f"{c} % 2 = 0 OR {c} IS NULL", f"{c} BETWEEN -1 AND 1", f"NOT ({c} IN (1, 2))"]))
+            b.node("filter", {"predicate": pred}, {"in": src}, cols)
+        elif kind == "map" and nums:
+            c = draw(st.sampled_from(nums))
+            exprs = [{"name": "m", "expr": draw(st.sampled_from([f"{c} + 1", f"{c} * 2", f"{c} / 2", f"{c} % 2"]))}]
+            keep = [x["name"] for x in cols if draw(st.booleans())]
+            out = [{"name": n, "expr": n} for n in keep] + exprs
+            types = {x["name"]: x["type"] for x in cols}
+            out_cols = [{"name": n, "type": types[n]} for n in keep] + [{"name": "m", "type": "double" if "/" in exprs[0]["expr"] else "bigint"}]
+            b.node("map", {"columns": out}, {"in": src}, out_cols)
+        elif kind == "distinct":
+            b.node("distinct", {}, {"in": src}, cols)
+        elif kind in ("union", "difference"):
+            same = [s for s, c in b.streams if c == cols]
+            other = draw(st.sampled_from(same))
+            b.node(kind, {}, {"a": src, "b": other}, cols)
+        elif kind == "join" and nums:
+            right, rcols = draw(st.sampled_from([(s, c) for s, c in b.streams if bigints(c)]))
+            prefix = f"r{b.n + 1}_"
+            renamed = b.node("map", {"columns": [{"name": prefix + c["name"], "expr": c["name"]} for c in rcols]}, {"in": right},
+                             [{**c, "name": prefix + c["name"]} for c in rcols])
+            lk = draw(st.sampled_from(nums))
+            rk = prefix + draw(st.sampled_from(bigints(rcols)))
+            keys = draw(st.sampled_from([([lk], [rk]), ([], [])]))
+            b.node("join", {"left_keys": keys[0], "right_keys": keys[1]}, {"left": src, "right": renamed},
+                   cols + [{**c, "name": prefix + c["name"]} for c in rcols])
+        elif kind == "aggregate" and nums:
+            group = draw(st.sampled_from([[], [nums[0]]] + ([[c["name"] for c in cols if c["type"] == "string"]] if any(c["type"] == "string" for c in cols) else [])))
+            aggs, out_cols = [], [c for c in cols if c["name"] in group]
+            for i, fn in enumerate(draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max", "count_distinct"]), min_size=1, max_size=3, unique=True))):
+                arg = draw(st.sampled_from(nums))
+                aggs.append({"fn": fn, "expr": arg if fn != "count" or draw(st.booleans()) else None, "as": f"a{i}"})
+                out_cols.append({"name": f"a{i}", "type": "double" if fn == "avg" else "bigint"})
+            b.node("aggregate", {"group_by": group, "aggregates": aggs}, {"in": src}, out_cols)
+        elif kind == "flat_map" and any(c["type"] == "string" for c in cols):
+            s = next(c["name"] for c in cols if c["type"] == "string")
+            b.node("flat_map", {"column": s, "separator": " "}, {"in": src},
+                   [c for c in cols if c["name"] != s] + [{"name": s, "type": "string"}])
+    return b.document()
+
+
+def record(row_strategy):
+    return st.tuples(st.sampled_from(["insert", "delete", "weight"]), row_strategy, st.sampled_from([-2, 2, 3])).map(
+        lambda t: {t[0]: t[1]} if t[0] != "weight" else {"weight": t[2], "data": t[1]})
+
+
+T1_ROWS = st.fixed_dictionaries({"k": KEYS, "v": SMALL, "s": WORDS})
+T2_ROWS = st.fixed_dictionaries({"k": KEYS, "x": SMALL})
+
+# A tick: some records per input (possibly none: empty ticks), duplicates and deletes of
+# absent rows included.
+TICKS = st.lists(
+    st.fixed_dictionaries({"t1": st.lists(record(T1_ROWS), max_size=4), "t2": st.lists(record(T2_ROWS), max_size=3)}),
+    min_size=1, max_size=4,
+)
