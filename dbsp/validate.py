@@ -117,6 +117,7 @@ def check(data) -> Validated:
     schemas: dict[str, Schema] = {}
     # Infer schemas in order; a z^-1 takes its input's schema, which on a feedback loop
     # is only known after the nodes it feeds, so repeat until nothing changes.
+    tentative: set[str] = set()
     progress = True
     while progress:
         progress = False
@@ -129,6 +130,16 @@ def check(data) -> Validated:
                 broken.add(node_id)  # upstream already reported
                 progress = True
                 continue
+            declared = op.params.get("schema") if op.breaks_cycles else None
+            if declared is not None:
+                try:
+                    schemas[node_id] = Schema.from_list(declared)
+                    progress = True
+                    continue
+                except (TypeError, KeyError, AttributeError):
+                    problems.append(Problem(f"node {node_id!r}: parameter 'schema' must be a list of {{name, type}}", node=node_id, param="schema"))
+                    broken.add(node_id)
+                    continue
             if any(src.node not in schemas for src in sources.values()):
                 continue  # waits for a z^-1 on a loop
             found = op.validate({port: schemas[src.node] for port, src in sources.items()})
@@ -138,10 +149,36 @@ def check(data) -> Validated:
             else:
                 schemas[node_id] = op.output_schema
             progress = True
+        if not progress:
+            # Stuck on a loop: a union/difference with one known input takes that
+            # input's schema for now (it must be the output's), and is checked in full below.
+            for node_id in order:
+                op = operators.get(node_id)
+                if node_id in schemas or node_id in broken or op is None or op.kind not in ("union", "difference"):
+                    continue
+                known = [schemas[src.node] for src in doc.inputs_of(node_id).values() if src.node in schemas]
+                if known:
+                    schemas[node_id] = known[0]
+                    tentative.add(node_id)
+                    progress = True
+                    break
+    for node_id in tentative:
+        op, sources = operators[node_id], doc.inputs_of(node_id)
+        if all(src.node in schemas for src in sources.values()):
+            found = op.validate({port: schemas[src.node] for port, src in sources.items()})
+            problems.extend(found)
+    for node_id in delays:
+        op, src = operators[node_id], doc.inputs_of(node_id).get("in")
+        if node_id in schemas and src is not None and src.node in schemas and op.params.get("schema") is not None:
+            if [(c.name, c.type) for c in schemas[src.node].columns] != [(c.name, c.type) for c in schemas[node_id].columns]:
+                problems.append(Problem(f"node {node_id!r}: declared schema differs from its input's", node=node_id, param="schema"))
+        if node_id in schemas:
+            op.output_schema = schemas[node_id]
+            op.input_schemas = {"in": schemas[node_id]}
     for node_id in order:
         if node_id not in broken and node_id not in schemas and node_id in delays:
             problems.append(Problem(
-                f"node {node_id!r}: cannot infer the schema of this z^-1 on a feedback loop", node=node_id))
+                f"node {node_id!r}: cannot infer the schema of this z^-1 on a feedback loop; give it a 'schema' parameter", node=node_id, param="schema"))
     if not any(op.kind == "output" for op in operators.values()) and not problems:
         problems.append(Problem("the circuit has no output view: add an 'output' node"))
     return Validated(doc, operators, order, schemas, problems)

@@ -76,3 +76,59 @@ def test_compile_plan_raises_with_all_problems():
     with pytest.raises(CircuitInvalid) as err:
         compile_plan({"nodes": [{"id": "a", "kind": "nope"}, {"id": "b", "kind": "nope2"}], "edges": []})
     assert len(err.value.problems) == 2
+
+
+from tests.dbsp.helpers import circuit, schema  # noqa: E402
+
+
+def test_join_key_problems_name_the_parameter():
+    doc = circuit({"a": schema("k:bigint", "v:string"), "b": schema("k:string", "v:string")},
+                  [("j", "join", {"left_keys": ["k", "nope"], "right_keys": ["k"]}), ("o", "output", {})],
+                  ["a.out->j.left", "b.out->j.right", "j.out->o.in"])
+    [p] = problems(doc)
+    assert p["node"] == "j" and p["param"] == "left_keys" and "unknown column 'nope'" in p["message"]
+    doc["nodes"][2]["params"] = {"left_keys": ["k"], "right_keys": ["k"]}
+    msgs = [p["message"] for p in problems(doc)]
+    assert any("cannot equal" in m for m in msgs)
+
+
+def test_join_column_clash_is_reported():
+    doc = circuit({"a": schema("k:bigint", "v:string"), "b": schema("k:bigint", "v:string")},
+                  [("j", "join", {"left_keys": ["k"], "right_keys": ["k"]}), ("o", "output", {})],
+                  ["a.out->j.left", "b.out->j.right", "j.out->o.in"])
+    [p] = problems(doc)
+    assert "column 'v' is on both sides" in p["message"] and p["port"] == "right"
+
+
+def test_union_needs_equal_columns():
+    doc = circuit({"a": schema("k:bigint"), "b": schema("k:string")},
+                  [("u", "union", {}), ("o", "output", {})], ["a.out->u.a", "b.out->u.b", "u.out->o.in"])
+    [p] = problems(doc)
+    assert p["node"] == "u" and "same columns" in p["message"]
+
+
+def test_aggregate_problems():
+    doc = circuit({"t": schema("k:bigint", "s:string")},
+                  [("g", "aggregate", {"group_by": ["k"], "aggregates": [
+                      {"fn": "sum", "expr": "s", "as": "x"}, {"fn": "median", "expr": "k", "as": "y"},
+                      {"fn": "count", "as": "k"}, {"fn": "max", "expr": "k +", "as": "z"}]}), ("o", "output", {})],
+                  ["t.out->g.in", "g.out->o.in"])
+    msgs = [p["message"] for p in problems(doc)]
+    assert any("sum(x) needs a number, got string" in m for m in msgs)
+    assert any("unknown function 'median'" in m for m in msgs)
+    assert any("duplicate output column 'k'" in m for m in msgs)
+    assert any("max(z): syntax error" in m for m in msgs)
+
+
+def test_map_expression_errors_name_the_column():
+    doc = circuit({"t": schema("k:bigint")}, [("m", "map", {"columns": [{"name": "x", "expr": "k + q"}]}), ("o", "output", {})],
+                  ["t.out->m.in", "m.out->o.in"])
+    [p] = problems(doc)
+    assert p["param"] == "columns" and "column 'x': unknown column 'q'" in p["message"]
+
+
+def test_downstream_of_a_broken_node_is_not_reported_again():
+    doc = circuit({"t": schema("k:bigint")},
+                  [("f", "filter", {"predicate": "nope > 1"}), ("m", "map", {"columns": [{"name": "x", "expr": "k"}]}), ("o", "output", {})],
+                  ["t.out->f.in", "f.out->m.in", "m.out->o.in"])
+    assert [p["node"] for p in problems(doc)] == ["f"]

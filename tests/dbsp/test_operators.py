@@ -1,0 +1,144 @@
+"""Each operator on hand-computed cases, on the reference and on Spark (which must agree)."""
+import pytest
+
+from dbsp import ZSet
+from tests.dbsp.helpers import circuit, dele, ins, run, schema
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from dbsp.spark import get_session
+
+    return get_session()
+
+
+T = schema("k:bigint", "v:bigint", "s:string")
+
+
+def one(kind, params, ports=("in",), inputs=None):
+    inputs = inputs or {"t": T}
+    names = list(inputs)
+    edges = [f"{names[i if len(names) > 1 else 0]}.out->op.{p}" for i, p in enumerate(ports)] + ["op.out->view.in"]
+    return circuit(inputs, [("op", kind, params), ("view", "output", {})], edges)
+
+
+def test_map_computes_columns_and_consolidates(spark):
+    doc = one("map", {"columns": [{"name": "parity", "expr": "v % 2"}, {"name": "half", "expr": "v / 2"}]})
+    [t0, t1] = run(doc, [{"t": [ins(k=1, v=4, s="a"), ins(k=2, v=4, s="b"), ins(k=3, v=3, s=None)]},
+                         {"t": [dele(k=1, v=4, s="a")]}], spark)
+    assert t0["view"] == ZSet([((0, 2.0), 2), ((1, 1.5), 1)])  # two rows map to (0, 2.0)
+    assert t1["view"] == ZSet([((0, 2.0), -1)])
+
+
+def test_filter_with_null_semantics(spark):
+    [t0] = run(one("filter", {"predicate": "v > 1 OR s = 'x'"}), [{"t": [ins(k=1, v=None, s="x"), ins(k=2, v=None, s=None), ins(k=3, v=2, s=None)]}], spark)
+    assert t0["view"] == ZSet([((1, None, "x"), 1), ((3, 2, None), 1)])
+
+
+def test_union_and_difference_add_and_subtract_weights(spark):
+    for kind, expected in (("union", 2), ("difference", 0)):
+        [t0] = run(one(kind, {}, ports=("a", "b")), [{"t": [ins(k=1, v=1, s="a")]}], spark)
+        assert t0["view"] == (ZSet([((1, 1, "a"), expected)]) if expected else ZSet())
+
+
+def test_distinct_emits_only_presence_changes(spark):
+    doc = one("distinct", {})
+    row = dict(k=1, v=1, s=None)
+    ticks = run(doc, [
+        {"t": [ins(**row), ins(**row)]},          # weight 0 -> 2: appears once
+        {"t": [dele(**row)]},                     # 2 -> 1: no change
+        {"t": [dele(**row)]},                     # 1 -> 0: disappears
+        {"t": [dele(**row)]},                     # 0 -> -1: nothing (not present)
+        {"t": [ins(**row), ins(**row)]},          # -1 -> 1: appears
+    ], spark)
+    r = (1, 1, None)
+    assert [t["view"] for t in ticks] == [ZSet([(r, 1)]), ZSet(), ZSet([(r, -1)]), ZSet(), ZSet([(r, 1)])]
+
+
+def test_join_matches_keys_multiplies_weights_skips_nulls(spark):
+    doc = circuit({"a": schema("k:bigint", "v:bigint"), "b": schema("k:bigint", "w:string")},
+                  [("j", "join", {"left_keys": ["k"], "right_keys": ["k"]}), ("view", "output", {})],
+                  ["a.out->j.left", "b.out->j.right", "j.out->view.in"])
+    [t0, t1, t2] = run(doc, [
+        {"a": [ins(k=1, v=10), ins(k=None, v=0)], "b": [ins(k=1, w="x"), ins(k=None, w="n")]},
+        {"b": [{"weight": 2, "data": {"k": 1, "w": "y"}}]},
+        {"a": [dele(k=1, v=10)]},
+    ], spark)
+    assert t0["view"] == ZSet([((1, 10, "x"), 1)])  # NULL keys never match
+    assert t1["view"] == ZSet([((1, 10, "y"), 2)])  # weights multiply
+    assert t2["view"] == ZSet([((1, 10, "x"), -1), ((1, 10, "y"), -2)])
+
+
+def test_join_without_keys_is_the_cartesian_product(spark):
+    doc = circuit({"a": schema("p:bigint"), "b": schema("q:bigint")},
+                  [("j", "join", {"left_keys": [], "right_keys": []}), ("view", "output", {})],
+                  ["a.out->j.left", "b.out->j.right", "j.out->view.in"])
+    [t0] = run(doc, [{"a": [ins(p=1), ins(p=2)], "b": [ins(q=7)]}], spark)
+    assert t0["view"] == ZSet([((1, 7), 1), ((2, 7), 1)])
+
+
+def test_aggregate_functions_and_retraction(spark):
+    doc = one("aggregate", {"group_by": ["k"], "aggregates": [
+        {"fn": "count", "as": "n"}, {"fn": "count", "expr": "v", "as": "nv"}, {"fn": "sum", "expr": "v", "as": "total"},
+        {"fn": "avg", "expr": "v", "as": "mean"}, {"fn": "min", "expr": "v", "as": "lo"}, {"fn": "max", "expr": "v", "as": "hi"},
+        {"fn": "count_distinct", "expr": "s", "as": "kinds"}]})
+    [t0, t1, t2] = run(doc, [
+        {"t": [ins(k=1, v=4, s="a"), ins(k=1, v=2, s="a"), ins(k=1, v=None, s="b"), ins(k=None, v=1, s=None)]},
+        {"t": [dele(k=1, v=2, s="a")]},
+        {"t": [dele(k=1, v=4, s="a"), dele(k=1, v=None, s="b")]},
+    ], spark)
+    g1 = (1, 3, 2, 6, 3.0, 2, 4, 2)
+    assert t0["view"] == ZSet([(g1, 1), ((None, 1, 1, 1, 1.0, 1, 1, 0), 1)])  # NULL is a group
+    assert t1["view"] == ZSet([(g1, -1), ((1, 2, 1, 4, 4.0, 4, 4, 2), 1)])
+    assert t2["view"] == ZSet([((1, 2, 1, 4, 4.0, 4, 4, 2), -1)])  # the group is gone
+
+
+def test_global_aggregate_always_has_a_row(spark):
+    doc = one("aggregate", {"group_by": [], "aggregates": [{"fn": "sum", "expr": "v", "as": "total"}, {"fn": "count", "as": "n"}]})
+    [t0, t1, t2] = run(doc, [{}, {"t": [ins(k=1, v=5, s=None)]}, {"t": [dele(k=1, v=5, s=None)]}], spark)
+    assert t0["view"] == ZSet([((0, 0), 1)])
+    assert t1["view"] == ZSet([((0, 0), -1), ((5, 1), 1)])
+    assert t2["view"] == ZSet([((5, 1), -1), ((0, 0), 1)])
+
+
+def test_flat_map_splits_strings(spark):
+    [t0, t1] = run(one("flat_map", {"column": "s", "separator": " ", "as": "word"}),
+                   [{"t": [ins(k=1, v=0, s="to be or not to be"), ins(k=2, v=0, s=None)]}, {"t": [dele(k=1, v=0, s="to be or not to be")]}], spark)
+    assert t0["view"] == ZSet([((1, 0, "to"), 2), ((1, 0, "be"), 2), ((1, 0, "or"), 1), ((1, 0, "not"), 1)])
+    assert t1["view"] == -t0["view"]
+
+
+def test_word_count_example(spark):
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).resolve().parents[2] / "examples/circuits/word_count.json").read_text())
+    [t0, t1] = run(doc, [{"lines": [ins(id=1, text="the cat the hat")]}, {"lines": [dele(id=1, text="the cat the hat"), ins(id=2, text="a cat")]}], spark)
+    assert t0["counts"] == ZSet([(("the", 2), 1), (("cat", 1), 1), (("hat", 1), 1)])
+    assert t1["counts"] == ZSet([(("the", 2), -1), (("hat", 1), -1), (("a", 1), 1)])  # cat stays at 1: no change
+
+
+# ---- literal circuits built from DBSP primitives ---------------------------------------
+
+def test_integrate_and_differentiate_are_inverse(spark):
+    doc = circuit({"t": schema("x:bigint")},
+                  [("i", "integrate", {}), ("d", "differentiate", {}), ("total", "output", {}), ("back", "output", {})],
+                  ["t.out->i.in", "i.out->d.in", "i.out->total.in", "d.out->back.in"])
+    ticks = run(doc, [{"t": [ins(x=1)]}, {"t": [ins(x=2)]}, {"t": [dele(x=1)]}], spark)
+    assert [t["total"] for t in ticks] == [ZSet([((1,), 1)]), ZSet([((1,), 1), ((2,), 1)]), ZSet([((2,), 1)])]
+    assert [t["back"] for t in ticks] == [ZSet([((1,), 1)]), ZSet([((2,), 1)]), ZSet([((1,), -1)])]
+
+
+def test_a_feedback_loop_through_a_delay(spark):
+    """acc = t + z^-1(acc): the running sum built by hand from a cycle through z^-1."""
+    doc = circuit({"t": schema("x:bigint")},
+                  [("acc", "union", {}), ("z", "delay", {}), ("view", "output", {})],
+                  ["t.out->acc.a", "z.out->acc.b", "acc.out->z.in", "acc.out->view.in"])
+    ticks = run(doc, [{"t": [ins(x=1)]}, {}, {"t": [ins(x=5)]}], spark)
+    assert [t["view"] for t in ticks] == [ZSet([((1,), 1)]), ZSet([((1,), 1)]), ZSet([((1,), 1), ((5,), 1)])]
+
+
+def test_delay_shifts_by_one_tick(spark):
+    doc = circuit({"t": schema("x:bigint")}, [("z", "delay", {}), ("view", "output", {})], ["t.out->z.in", "z.out->view.in"])
+    ticks = run(doc, [{"t": [ins(x=1)]}, {"t": [ins(x=2)]}, {}], spark)
+    assert [t["view"] for t in ticks] == [ZSet(), ZSet([((1,), 1)]), ZSet([((2,), 1)])]
