@@ -96,6 +96,28 @@ class ValidateView(APIView):
         return Response({"valid": not problems, "errors": problems})
 
 
+class OperatorCatalogView(APIView):
+    """Every operator kind: group, ports, linearity and documentation (the palette)."""
+
+    permission_classes = [permissions.AllowAny]
+
+    def get(self, request):
+        from dbsp.catalog import operator_catalog
+
+        return Response(operator_catalog())
+
+
+class CircuitFormatView(APIView):
+    """The JSON Schema of circuit documents (dbsp/circuit.schema.json)."""
+
+    permission_classes = [permissions.AllowAny]
+
+    def get(self, request):
+        from dbsp.catalog import circuit_json_schema
+
+        return Response(circuit_json_schema())
+
+
 class RunView(APIView):
     def get(self, request, pk):
         return Response(RunSerializer(visible_run(request, pk)).data)

@@ -32,6 +32,13 @@ class _Primitive(Operator):
 
 
 class Delay(_Primitive):
+    """delay (z^-1): out[0] = 0, out[t] = in[t-1].
+
+    A cycle through a z^-1 is causal: at each tick it emits what it absorbed the tick
+    before. Params: `schema` (optional): its columns, needed only when a feedback loop
+    leaves them impossible to infer.
+    """
+
     kind = "delay"
     title = "z⁻¹ (delay)"
     breaks_cycles = True
@@ -41,6 +48,8 @@ class Delay(_Primitive):
 
 
 class Integrate(_Primitive):
+    """integrate (I): out[t] = Σ_{i<=t} in[i]. Linear; state: the running sum."""
+
     kind = "integrate"
     title = "I (integrate)"
 
@@ -49,6 +58,8 @@ class Integrate(_Primitive):
 
 
 class Differentiate(_Primitive):
+    """differentiate (D): out[t] = in[t] - in[t-1] (D ∘ I = I ∘ D = id). State: the previous input."""
+
     kind = "differentiate"
     title = "D (differentiate)"
 

@@ -77,3 +77,10 @@ def test_validate_endpoint_saves_nothing(client_for):
     assert response.status_code == 200
     assert response.json()["valid"] is False and response.json()["errors"][0]["node"] == "a"
     assert Circuit.objects.count() == 0
+
+
+def test_operator_catalog_and_circuit_format_are_public(client_for):
+    catalog = client_for().get("/api/operators/").json()
+    assert {"input", "join", "aggregate", "delay"} <= {o["kind"] for o in catalog}
+    schema = client_for().get("/api/circuit-format/").json()
+    assert schema["title"].startswith("dbspweb circuit document")
