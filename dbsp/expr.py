@@ -7,10 +7,14 @@ functions, statements, `;`) is rejected with the character position where it sta
 An `Expr` compiles to a Spark Column (`to_spark`) and to a Python function of a row
 tuple with SQL null semantics (`to_python`), the reference evaluator's form.
 
-Supported now: column references, number/string/boolean/NULL literals, + - * / %,
+Supported: column references, number/string/boolean/NULL literals, + - * / %,
 unary minus, = <> != < <= > >=, AND OR NOT (three-valued), IS [NOT] NULL,
-[NOT] IN (literals...), [NOT] BETWEEN. Division is always double; x / 0 and x % 0 are
-NULL (as Spark's try_divide / try_mod). Dates and timestamps compare with ISO strings.
+[NOT] IN (values...), [NOT] BETWEEN, CASE (searched and simple), [NOT] LIKE / ILIKE,
+CAST / :: (NULL when a value does not convert), and the functions of dbsp.functions
+(lower, upper, length, trim, abs, floor, ceil, round, substring, replace, concat / ||,
+year, month, day, coalesce, greatest, least, nullif). Division is always double;
+x / 0 and x % 0 are NULL (as Spark's try_divide / try_mod). Dates and timestamps
+compare with ISO strings.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
+from . import functions as fns
 from .errors import ExpressionError
 from .types import NUMERIC, Schema
 
@@ -84,6 +89,20 @@ class Expr:
                 return a[0].isin(*a[1:])
             case "between":
                 return (a[0] >= a[1]) & (a[0] <= a[2])
+            case "case":
+                out = None
+                for cond, val in zip(a[0:-1:2], a[1:-1:2]):
+                    out = F.when(cond, val) if out is None else out.when(cond, val)
+                return out.otherwise(a[-1])
+            case "like":
+                return fns.spark_like(a[0], a[1], self.value)
+            case "cast":
+                return fns.spark_cast(a[0], self.args[0].type, self.type)
+            case "fn":
+                fn = fns.FUNCTIONS[self.value]
+                if self.value == "round":
+                    return fn.spark(a[0], self.args[1].value if len(a) > 1 else None)
+                return fn.spark(*a)
         raise ExpressionError(f"cannot compile {self.op!r}")
 
     # ---- Python (reference evaluator) ------------------------------------------------
@@ -166,6 +185,33 @@ def _py(e: Expr, index: dict[str, int]):
             return None if left is None or right is None else True
 
         return between
+    if op == "case":
+        pairs, default = list(zip(args[0:-1:2], args[1:-1:2])), args[-1]
+
+        def case(r):
+            for cond, val in pairs:
+                if cond(r) is True:
+                    return val(r)
+            return default(r)
+
+        return case
+    if op == "like":
+        f, g, insensitive = args[0], args[1], e.value
+        return lambda r: fns.python_like(f(r), g(r), insensitive)
+    if op == "cast":
+        f, source, target = args[0], e.args[0].type, e.type
+        return lambda r: fns.python_cast(f(r), source, target)
+    if op == "fn":
+        fn = fns.FUNCTIONS[e.value]
+        fs = args
+
+        def call(r):
+            values = [f(r) for f in fs]
+            if fn.null_propagates and any(v is None for v in values):
+                return None
+            return fn.python(*values)
+
+        return call
     raise ExpressionError(f"cannot evaluate {op!r}")
 
 
@@ -309,10 +355,96 @@ class _Builder:
             except ExpressionError as e:
                 raise ExpressionError(f"BETWEEN: {e}", _position(node)) from None
             return Expr("between", (target, lo, hi), "boolean")
+        if isinstance(node, exp.Case):
+            return self.case(node)
+        if isinstance(node, (exp.Like, exp.ILike)):
+            a, b = self.build(node.this), self.build(node.expression)
+            for side in (a, b):
+                if side.type not in ("string", "null"):
+                    self.fail(f"LIKE needs strings, got {side.type}", node)
+            if node.args.get("escape"):
+                self.fail("LIKE ... ESCAPE is not supported; use a backslash to escape % and _", node)
+            return Expr("like", (a, b), "boolean", isinstance(node, exp.ILike))
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            inner = self.build(node.this)
+            target = fns.CAST_NAMES.get(node.to.this.name)
+            if target is None:
+                self.fail(f"cannot cast to {node.to.sql()} (types: bigint, double, varchar, boolean, date, timestamp)", node)
+            if inner.type != "null" and (inner.type, target) not in fns.ALLOWED_CASTS and inner.type != target:
+                self.fail(f"cannot cast {inner.type} to {target}", node)
+            return Expr("cast", (inner,), target)
+        if type(node).__name__ in fns.SQLGLOT_NAMES:
+            return self.function(fns.SQLGLOT_NAMES[type(node).__name__], node)
         if isinstance(node, (exp.Anonymous, exp.Func)):
             name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
-            self.fail(f"function {name}() is not supported", node)
+            self.fail(f"function {name}() is not supported (functions: {', '.join(sorted(fns.FUNCTIONS))})", node)
         self.fail(f"{node.key.upper()} is not allowed in an expression", node)
+
+
+    _ARG_KEYS = {
+        "Round": ["this", "decimals"], "Substring": ["this", "start", "length"],
+        "Replace": ["this", "expression", "replacement"], "DPipe": ["this", "expression"], "Nullif": ["this", "expression"],
+    }
+
+    def function(self, name: str, node: exp.Expression) -> Expr:
+        fn = fns.FUNCTIONS[name]
+        keys = self._ARG_KEYS.get(type(node).__name__)
+        if keys is not None:
+            raw = [node.args.get(k) for k in keys]
+            while raw and raw[-1] is None:
+                raw.pop()
+        else:
+            raw = ([node.this] if node.args.get("this") is not None else []) + list(node.expressions)
+        lo, hi = fn.arity
+        if not lo <= len(raw) <= hi or any(r is None for r in raw):
+            self.fail(f"{name}() takes {lo}{'' if lo == hi else f' to {hi}'} arguments, got {len(raw)}", node)
+        args = [self.build(r) for r in raw]
+        if fn.arg_types is None:  # polymorphic: one common type
+            result = _common_type([a.type for a in args])
+            if result is None:
+                self.fail(f"{name}() arguments have incompatible types: {', '.join(a.type for a in args)}", node)
+            if result in NUMERIC:
+                args = [a if a.type in (result, "null") else Expr("cast", (a,), result) for a in args]
+            return Expr("fn", tuple(args), result, name)
+        for i, a in enumerate(args):
+            allowed = fn.arg_types[min(i, len(fn.arg_types) - 1)]
+            if a.type not in allowed + ("null",):
+                self.fail(f"{name}() argument {i + 1} must be {' or '.join(allowed)}, got {a.type}", raw[i])
+        if name == "round" and len(args) > 1 and not (args[1].op == "lit" and args[1].value >= 0):
+            self.fail("round() digits must be a non-negative integer literal", raw[1])
+        return Expr("fn", tuple(args), fn.result([a.type for a in args]), name)
+
+    def case(self, node: exp.Case) -> Expr:
+        subject = self.build(node.this) if node.args.get("this") is not None else None
+        parts, values = [], []
+        for branch in node.args.get("ifs") or []:
+            when = self.build(branch.this)
+            if subject is not None:
+                a, b = _comparable(subject, when)
+                when = Expr("=", (a, b), "boolean")
+            elif when.type not in ("boolean", "null"):
+                self.fail(f"CASE WHEN needs a boolean condition, got {when.type}", branch)
+            value = self.build(branch.args["true"])
+            parts += [when, value]
+            values.append(value)
+        default = self.build(node.args["default"]) if node.args.get("default") is not None else Expr("lit", (), "null", None)
+        values.append(default)
+        result = _common_type([v.type for v in values])
+        if result is None:
+            self.fail(f"CASE branches have incompatible types: {', '.join(v.type for v in values)}", node)
+        if result in NUMERIC:
+            parts = [p if i % 2 == 0 or p.type in (result, "null") else Expr("cast", (p,), result) for i, p in enumerate(parts)]
+            default = default if default.type in (result, "null") else Expr("cast", (default,), result)
+        return Expr("case", tuple(parts) + (default,), result)
+
+
+def _common_type(types: list[str]) -> str | None:
+    known = {t for t in types if t != "null"}
+    if not known:
+        return "null"
+    if known <= set(NUMERIC):
+        return "double" if "double" in known else "bigint"
+    return known.pop() if len(known) == 1 else None
 
 
 def parse_expression(text: str, schema: Schema) -> Expr:

@@ -5,6 +5,7 @@ for Spark Connect. The same engine code runs on all three."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -40,6 +41,8 @@ def get_session(config: SparkConfig | None = None):
             return _session
         from pyspark.sql import SparkSession
 
+        # Any Python worker Spark starts must be this interpreter (same minor version).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         config = config or SparkConfig.from_env()
         builder = SparkSession.builder.appName(config.app_name)
         if config.remote:

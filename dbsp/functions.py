@@ -1,0 +1,207 @@
+"""Scalar functions, casts and LIKE for the expression language, each defined twice —
+as a Spark Column builder and as a Python function — with the same SQL semantics
+(NULL in, NULL out unless stated). tests/dbsp/test_functions.py checks both agree.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal
+
+from .types import BIGINT_MAX, BIGINT_MIN, NUMERIC
+
+# ---- casts --------------------------------------------------------------------------
+CAST_NAMES = {
+    "BIGINT": "bigint", "INT": "bigint", "INTEGER": "bigint", "SMALLINT": "bigint", "TINYINT": "bigint",
+    "DOUBLE": "double", "FLOAT": "double", "REAL": "double", "DECIMAL": "double",
+    "VARCHAR": "string", "TEXT": "string", "CHAR": "string", "NVARCHAR": "string",
+    "BOOLEAN": "boolean", "DATE": "date", "TIMESTAMP": "timestamp", "DATETIME": "timestamp",
+}
+
+ALLOWED_CASTS = {
+    ("bigint", "double"), ("double", "bigint"), ("bigint", "string"), ("boolean", "string"),
+    ("date", "string"), ("timestamp", "string"), ("string", "bigint"), ("string", "double"),
+    ("string", "date"), ("bigint", "boolean"), ("boolean", "bigint"), ("date", "timestamp"),
+    ("timestamp", "date"), ("string", "string"),
+}
+
+_INT = re.compile(r"^\s*[+-]?\d+\s*$")
+_FLOAT = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
+_DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?\s*$")
+
+
+def _finite(x):
+    return None if x is None or math.isnan(x) or math.isinf(x) else x
+
+
+def python_cast(value, source: str, target: str):
+    if value is None or source == target:
+        return value
+    pair = (source, target)
+    if pair == ("bigint", "double"):
+        return float(value)
+    if pair == ("double", "bigint"):
+        if _finite(value) is None:
+            return None
+        n = int(value)  # truncates toward zero, as Spark
+        return n if BIGINT_MIN <= n <= BIGINT_MAX else None
+    if pair == ("bigint", "string"):
+        return str(value)
+    if pair == ("boolean", "string"):
+        return "true" if value else "false"
+    if pair == ("date", "string"):
+        return value.isoformat()
+    if pair == ("timestamp", "string"):
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
+    if pair == ("string", "bigint"):
+        if not _INT.match(value):
+            return None
+        n = int(value)
+        return n if BIGINT_MIN <= n <= BIGINT_MAX else None
+    if pair == ("string", "double"):
+        return _finite(float(value)) if _FLOAT.match(value) else None
+    if pair == ("string", "date"):
+        m = _DATE.match(value)
+        if not m:
+            return None
+        try:
+            return dt.date(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
+        except ValueError:
+            return None
+    if pair == ("bigint", "boolean"):
+        return value != 0
+    if pair == ("boolean", "bigint"):
+        return 1 if value else 0
+    if pair == ("date", "timestamp"):
+        return dt.datetime(value.year, value.month, value.day)
+    if pair == ("timestamp", "date"):
+        return value.date()
+    raise ValueError(f"no cast from {source} to {target}")
+
+
+def spark_cast(col, source: str, target: str):
+    from pyspark.sql import functions as F
+
+    if source == target:
+        return col
+    spark_name = {"bigint": "bigint", "double": "double", "string": "string", "boolean": "boolean", "date": "date", "timestamp": "timestamp_ntz"}[target]
+    if (source, target) == ("string", "bigint"):
+        return F.when(col.rlike(r"^\s*[+-]?\d+\s*$"), col.try_cast("bigint"))
+    if (source, target) == ("string", "double"):
+        return F.when(col.rlike(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"), col.try_cast("double"))
+    if (source, target) == ("double", "bigint"):
+        return F.when(~F.isnan(col), col.try_cast("bigint"))
+    return col.try_cast(spark_name)
+
+
+# ---- LIKE ---------------------------------------------------------------------------
+def like_regex(pattern: str) -> re.Pattern:
+    """SQL LIKE (% any run, _ one char, backslash escapes) as an anchored regex."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def python_like(value, pattern, insensitive: bool):
+    if value is None or pattern is None:
+        return None
+    if insensitive:
+        value, pattern = value.lower(), pattern.lower()
+    return like_regex(pattern).fullmatch(value) is not None
+
+
+def spark_like(col, pattern_col, insensitive: bool):
+    from pyspark.sql import functions as F
+
+    return F.ilike(col, pattern_col) if insensitive else F.like(col, pattern_col)
+
+
+# ---- scalar functions -------------------------------------------------------------
+def _round_half_up(x, digits):
+    if isinstance(x, int):
+        return x
+    if _finite(x) is None:
+        return x
+    return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def _substring(s, start, length=None):
+    """Spark's substringSQL: 1-based; 0 acts as 1; negative counts from the end."""
+    n = len(s)
+    begin = start - 1 if start > 0 else (n + start if start < 0 else 0)
+    end = n if length is None else begin + length
+    begin = max(begin, 0)
+    return "" if begin >= end else s[begin:end]
+
+
+def _floor(x):
+    return x if isinstance(x, int) else (None if _finite(x) is None else math.floor(x))
+
+
+def _ceil(x):
+    return x if isinstance(x, int) else (None if _finite(x) is None else math.ceil(x))
+
+
+class Function:
+    """name, how arguments are checked, the result type, and both implementations."""
+
+    def __init__(self, name, arity, arg_types, result, python, spark, null_propagates=True):
+        self.name, self.arity, self.arg_types, self.result = name, arity, arg_types, result
+        self.python, self.spark, self.null_propagates = python, spark, null_propagates
+
+
+def _F():
+    from pyspark.sql import functions as F
+
+    return F
+
+
+STRING, NUM, TEMPORAL = ("string",), NUMERIC, ("date", "timestamp")
+
+FUNCTIONS: dict[str, Function] = {
+    f.name: f
+    for f in [
+        Function("lower", (1, 1), [STRING], lambda ts: "string", lambda s: s.lower(), lambda c: _F().lower(c)),
+        Function("upper", (1, 1), [STRING], lambda ts: "string", lambda s: s.upper(), lambda c: _F().upper(c)),
+        Function("length", (1, 1), [STRING], lambda ts: "bigint", len, lambda c: _F().char_length(c).cast("bigint")),
+        Function("trim", (1, 1), [STRING], lambda ts: "string", lambda s: s.strip(" "), lambda c: _F().trim(c)),
+        Function("abs", (1, 1), [NUM], lambda ts: ts[0], abs, lambda c: _F().abs(c)),
+        Function("floor", (1, 1), [NUM], lambda ts: "bigint", _floor, lambda c: _F().floor(c).cast("bigint")),
+        Function("ceil", (1, 1), [NUM], lambda ts: "bigint", _ceil, lambda c: _F().ceil(c).cast("bigint")),
+        Function("round", (1, 2), [NUM, ("bigint",)], lambda ts: ts[0],
+                 lambda x, d=0: _round_half_up(x, d), lambda c, d=None: _F().round(c, d if d is not None else 0)),
+        Function("substring", (2, 3), [STRING, ("bigint",), ("bigint",)], lambda ts: "string",
+                 _substring, lambda c, s, n=None: c.substr(s, n if n is not None else _F().lit(2**31 - 1))),
+        Function("replace", (3, 3), [STRING, STRING, STRING], lambda ts: "string",
+                 lambda s, a, b: s if a == "" else s.replace(a, b), lambda c, a, b: _F().replace(c, a, b)),
+        Function("concat", (1, 64), [STRING], lambda ts: "string", lambda *xs: "".join(xs), lambda *cs: _F().concat(*cs)),
+        Function("year", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: d.year, lambda c: _F().year(c).cast("bigint")),
+        Function("month", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: d.month, lambda c: _F().month(c).cast("bigint")),
+        Function("day", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: d.day, lambda c: _F().dayofmonth(c).cast("bigint")),
+        Function("coalesce", (1, 64), None, None, lambda *xs: next((x for x in xs if x is not None), None),
+                 lambda *cs: _F().coalesce(*cs), null_propagates=False),
+        Function("greatest", (2, 64), None, None, lambda *xs: max((x for x in xs if x is not None), default=None),
+                 lambda *cs: _F().greatest(*cs), null_propagates=False),
+        Function("least", (2, 64), None, None, lambda *xs: min((x for x in xs if x is not None), default=None),
+                 lambda *cs: _F().least(*cs), null_propagates=False),
+        Function("nullif", (2, 2), None, None, lambda a, b: None if a is not None and b is not None and a == b else a,
+                 lambda a, b: _F().nullif(a, b), null_propagates=False),
+    ]
+}
+
+# sqlglot's node class name -> our function name (names sqlglot parses into its own nodes)
+SQLGLOT_NAMES = {
+    "Lower": "lower", "Upper": "upper", "Length": "length", "Trim": "trim", "Abs": "abs", "Floor": "floor",
+    "Ceil": "ceil", "Round": "round", "Substring": "substring", "Replace": "replace", "Concat": "concat",
+    "DPipe": "concat", "Year": "year", "Month": "month", "Day": "day", "Coalesce": "coalesce",
+    "Greatest": "greatest", "Least": "least", "Nullif": "nullif",
+}
