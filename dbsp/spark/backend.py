@@ -56,9 +56,13 @@ def spark_schema(schema: Schema, columns: list[str] | None = None, weight: bool 
 
 
 class SparkRuntime(Runtime):
-    def __init__(self, plan, session=None):
+    def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int = 50_000):
         self.spark = session or get_session()
-        self.jobs = 0  # Spark jobs this runtime started (materializations), for stats and benches
+        self.jobs = 0  # Spark jobs this runtime started (lookups, materializations, spills)
+        #: changes up to this many rows are computed on the driver (see spark/incremental.py)
+        self.driver_max_rows = driver_max_rows
+        #: a trace keeps at most this many rows on the driver before they move to Spark
+        self.recent_max = recent_max
         self._arrow_schemas: dict[Schema, pa.Schema] = {}
         super().__init__(plan)
 
@@ -77,6 +81,17 @@ class SparkRuntime(Runtime):
     def local_df(self, table: pa.Table, schema: Schema):
         return self.spark.createDataFrame(table, schema=spark_schema(schema))
 
+    def to_zset_table(self, table: pa.Table, schema: Schema) -> ZSet:
+        names = schema.names
+        return ZSet((tuple(r[n] for n in names), r[WEIGHT]) for r in table.to_pylist())
+
+    def to_zset(self, batch) -> ZSet:
+        return ZSet() if batch is None else self.to_zset_table(batch.table(), batch.schema)
+
+    def to_table(self, z: ZSet, schema: Schema) -> pa.Table:
+        names = schema.names
+        return pa.Table.from_pylist([dict(zip(names, row)) | {WEIGHT: w} for row, w in z], schema=self.arrow_schema(schema))
+
     def empty(self, schema: Schema):
         return self.local_df(self.arrow_schema(schema).empty_table(), schema)
 
@@ -91,15 +106,10 @@ class SparkRuntime(Runtime):
 
     def from_zset(self, node_id, z: ZSet):
         schema = self.plan.schemas[node_id]
-        names = schema.names
-        rows = [dict(zip(names, row)) | {WEIGHT: w} for row, w in z]
-        return Batch.of_table(self, schema, pa.Table.from_pylist(rows, schema=self.arrow_schema(schema)))
+        return Batch.of_table(self, schema, self.to_table(z, schema))
 
     def collect(self, value) -> ZSet:
-        if value is None:
-            return ZSet()
-        names = value.schema.names
-        return ZSet((tuple(r[n] for n in names), r[WEIGHT]) for r in value.table().to_pylist())
+        return self.to_zset(value)
 
     def state_rows(self, node_id) -> int:
         return self.executors[node_id].state_rows()

@@ -4,12 +4,20 @@ stream primitives, and the plain lift of everything else.
 Every executor's `step(inputs)` takes this tick's input values (Batch, or None for an
 empty change) and returns this tick's output (Batch or None). Stateful executors
 materialize their output on the driver (one Spark job each) so lineage never grows.
+
+Small changes stay on the driver: a linear operator whose inputs are all driver-side
+and at most `ctx.driver_max_rows` rows is applied with its Python form (the same
+semantics, checked equal by the tests) — Spark's optimizer does the same for
+projections over local relations; only the collect would have cost a job. Aggregates
+fetch just the touched groups' rows from their Spark state (one broadcast semi-join)
+and compute old and new rows on the driver. Large changes take the all-Spark path.
 """
 from __future__ import annotations
 
 import pyarrow as pa
 
 from ..operators.base import Operator
+from ..zset import ZSet
 from .batch import Batch
 from .trace import Trace
 from .zsets import WEIGHT, negate, null_safe_semi, union_all
@@ -25,6 +33,9 @@ class Lifted:
         present = [v for v in inputs.values() if v is not None]
         if (self.op.empty_when == "all" and not present) or (self.op.empty_when == "any" and len(present) < len(inputs)):
             return None
+        if all(v.rows is not None for v in present) and sum(v.rows for v in present) <= self.ctx.driver_max_rows:
+            zsets = {p: (self.ctx.to_zset(v) if v is not None else ZSet()) for p, v in inputs.items()}
+            return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(self.op.query(zsets), self.schema))
         frames = {p: (v.df() if v is not None else self.ctx.empty(self.op.input_schemas[p])) for p, v in inputs.items()}
         return Batch(self.ctx, self.schema, df=self.op.spark(self.ctx, frames))
 
@@ -33,7 +44,12 @@ class Lifted:
 
 
 class JoinDelta:
-    """Δ(a ⋈ b) = Δa ⋈ (I(b)_{t-1} + Δb) + I(a)_{t-1} ⋈ Δb; state: I(a), I(b)."""
+    """Δ(a ⋈ b) = Δa ⋈ (I(b)_{t-1} + Δb) + I(a)_{t-1} ⋈ Δb; state: I(a), I(b).
+
+    Small changes: each side's trace is asked only for the rows whose key the other
+    side's change carries (one filter job per side, none while the trace is all on the
+    driver) and the three products are formed on the driver. Large: all on Spark.
+    """
 
     def __init__(self, ctx, op, schema):
         self.ctx, self.op, self.schema = ctx, op, schema
@@ -42,6 +58,38 @@ class JoinDelta:
 
     def step(self, inputs):
         da, db = inputs["left"], inputs["right"]
+        rows = sum(v.table().num_rows for v in (da, db) if v is not None)
+        out = self._on_driver(da, db) if rows <= self.ctx.driver_max_rows else self._on_spark(da, db)
+        if da is not None:
+            self.left.add(da.table())
+        if db is not None:
+            self.right.add(db.table())
+        return out
+
+    def _keys(self, batch, columns):
+        if not columns:
+            return [()]
+        keys = batch.table().select(columns).group_by(columns, use_threads=False).aggregate([]).to_pylist()
+        return [tuple(k[c] for c in columns) for k in keys if None not in k.values()]
+
+    def _on_driver(self, da, db):
+        ctx, op = self.ctx, self.op
+        left_schema, right_schema = op.input_schemas["left"], op.input_schemas["right"]
+        za, zb = ctx.to_zset(da), ctx.to_zset(db)
+        out = ZSet()
+        if da is not None:
+            old_b = self.right.lookup(op.right_keys, self._keys(da, op.left_keys)) if op.right_keys else self._all(self.right)
+            out = out + op.query({"left": za, "right": (ctx.to_zset_table(old_b, right_schema) if old_b is not None else ZSet()) + zb})
+        if db is not None:
+            old_a = self.left.lookup(op.left_keys, self._keys(db, op.right_keys)) if op.left_keys else self._all(self.left)
+            if old_a is not None:
+                out = out + op.query({"left": ctx.to_zset_table(old_a, left_schema), "right": zb})
+        return Batch.of_table(ctx, self.schema, ctx.to_table(out, self.schema))
+
+    def _all(self, trace):
+        return trace.snapshot_table()
+
+    def _on_spark(self, da, db):
         parts = []
         if da is not None:
             right_now = union_all([self.right.df(), db.df() if db is not None else None])
@@ -51,19 +99,15 @@ class JoinDelta:
             left_before = self.left.df()
             if left_before is not None:
                 parts.append(self.op.spark_join(left_before, db.df(), broadcast="right"))
-        out = Batch(self.ctx, self.schema, df=union_all(parts)).materialize() if parts else None
-        if da is not None:
-            self.left.add(da.table())
-        if db is not None:
-            self.right.add(db.table())
-        return out
+        return Batch(self.ctx, self.schema, df=union_all(parts)).materialize() if parts else None
 
     def state_rows(self) -> int:
         return self.left.rows + self.right.rows
 
 
 class DistinctDelta:
-    """Δout = H(I(Δin)_{t-1}, Δin); state: I(Δin)."""
+    """Δout = H(I(Δin)_{t-1}, Δin); state: I(Δin). The old weights of the changed rows
+    come from one lookup; H is applied on the driver."""
 
     def __init__(self, ctx, op, schema):
         self.ctx, self.op, self.schema = ctx, op, schema
@@ -74,42 +118,55 @@ class DistinctDelta:
         if d is None:
             return None
         delta = d.table()
-        old: dict[tuple, int] = {}
-        state = self.trace.df()
-        if state is not None and delta.num_rows:
-            from pyspark.sql import functions as F
-
-            names = self.schema.names
-            touched = null_safe_semi(state, d.df(), names).groupBy(*names).agg(F.sum(WEIGHT).alias(WEIGHT))
-            self.ctx.jobs += 1
-            for r in touched.toArrow().to_pylist():
-                old[tuple(r[n] for n in names)] = r[WEIGHT]
-        rows = delta.to_pylist()
         names = self.schema.names
+        if delta.num_rows <= self.ctx.driver_max_rows:
+            keys = [tuple(r[n] for n in names) for r in delta.to_pylist()]
+            found = self.trace.lookup(names, keys)
+            old = dict(self.ctx.to_zset_table(found, self.schema)) if found is not None else {}
+        else:
+            old = self._old_on_spark(d)
         out = []
-        for r in rows:
-            key = tuple(r[n] for n in names)
-            w0, w1 = old.get(key, 0), old.get(key, 0) + r[WEIGHT]
-            if w0 <= 0 < w1:
-                out.append({**r, WEIGHT: 1})
-            elif w0 > 0 >= w1:
-                out.append({**r, WEIGHT: -1})
+        for row, dw in self.ctx.to_zset_table(delta, self.schema):
+            w0 = old.get(row, 0)
+            if w0 <= 0 < w0 + dw:
+                out.append((row, 1))
+            elif w0 > 0 >= w0 + dw:
+                out.append((row, -1))
         self.trace.add(delta)
-        if not out:
-            return None
-        return Batch.of_table(self.ctx, self.schema, pa.Table.from_pylist(out, schema=self.ctx.arrow_schema(self.schema)))
+        return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(ZSet(out), self.schema)) if out else None
+
+    def _old_on_spark(self, d) -> dict:
+        from pyspark.sql import functions as F
+
+        state = self.trace.df()
+        if state is None:
+            return {}
+        names = self.schema.names
+        touched = null_safe_semi(state, d.df(), names).groupBy(*names).agg(F.sum(WEIGHT).alias(WEIGHT))
+        self.ctx.jobs += 1
+        return dict(self.ctx.to_zset_table(touched.toArrow().cast(self.ctx.arrow_schema(self.schema)), self.schema))
 
     def state_rows(self) -> int:
         return self.trace.rows
 
 
 class AggregateDelta:
-    """For each group touched by Δin: -(k, old) + (k, new). State: I(Δin) by key, I(Δout)."""
+    """For each group touched by Δin: -(k, old) + (k, new). State: I(Δin) by key.
+
+    Global aggregates of only count/sum/avg keep O(1) accumulators on the driver.
+    Otherwise the touched groups' rows are fetched from the state (one broadcast
+    semi-join) and old/new rows are computed on the driver with the operator's own
+    definition; a change touching more than `driver_max_rows` rows aggregates on Spark.
+    """
+
+    LINEAR = {"count", "sum", "avg"}
 
     def __init__(self, ctx, op, schema):
         self.ctx, self.op, self.schema = ctx, op, schema
         self.inputs = Trace(ctx, op.input_schemas["in"])
-        self.outputs = Trace(ctx, schema)
+        self.accumulate = op.is_global and all(fn in self.LINEAR for fn, *_ in op.aggs)
+        self.sums = ZSet()  # the global accumulators: I(Δin) folded into one weighted summary
+        self.last_global: ZSet | None = None
         self.started = False
 
     def step(self, inputs):
@@ -117,27 +174,59 @@ class AggregateDelta:
         first, self.started = not self.started, True
         if d is None and not (first and self.op.is_global):
             return None
-        if d is not None:
-            self.inputs.add(d.table())
-        state = self.inputs.df()
-        if state is None:
-            state = self.ctx.empty(self.op.input_schemas["in"])
-        old = self.outputs.df()
+        delta = d.table() if d is not None else None
         if self.op.is_global:
-            new = self.op.spark_aggregate(state)
+            return self._global(d, delta)
+        if delta.num_rows > self.ctx.driver_max_rows:
+            before = self.inputs.df()
+            self.inputs.add(delta)
+            return self._on_spark(d, before)
+        group_by = self.op.group_by
+        keys = delta.select(group_by).group_by(group_by, use_threads=False).aggregate([]).to_pylist()
+        fetched = self.inputs.lookup(group_by, [tuple(k[c] for c in group_by) for k in keys])  # from I(Δin)_{t-1}
+        self.inputs.add(delta)
+        old_rows = self.ctx.to_zset_table(fetched, self.op.input_schemas["in"]) if fetched is not None else ZSet()
+        change = self.ctx.to_zset(d)
+        out = self.op.query({"in": old_rows + change}) - self.op.query({"in": old_rows})
+        return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(out, self.schema))
+
+    def _touched_keys(self, delta):
+        keys = delta.select(self.op.group_by).group_by(self.op.group_by, use_threads=False).aggregate([])
+        return self.ctx.spark.createDataFrame(keys, schema=self.ctx.spark_struct(self.op.input_schemas["in"], self.op.group_by))
+
+    def _global(self, d, delta):
+        if self.accumulate:
+            # count/sum/avg are linear: fold the change into per-row summaries on the driver.
+            if d is not None:
+                self.sums = self.sums + self.ctx.to_zset(d)
+                self.inputs.add(delta)
+            new = self.op.query({"in": self.sums})
         else:
-            keys = d.table().select(self.op.group_by).group_by(self.op.group_by, use_threads=False).aggregate([])
-            keys_df = self.ctx.spark.createDataFrame(keys, schema=self.ctx.spark_struct(self.op.input_schemas["in"], self.op.group_by))
-            new = self.op.spark_aggregate(null_safe_semi(state, keys_df, self.op.group_by))
-            old = null_safe_semi(old, keys_df, self.op.group_by) if old is not None else None
-        delta = new if old is None else new.unionByName(negate(old))
-        out = Batch(self.ctx, self.schema, df=delta).materialize()
-        if out is not None:
-            self.outputs.add(out.table())
-        return out
+            self.inputs.add(delta)
+            state = self.inputs.df()
+            if state is None:
+                new = self.op.query({"in": ZSet()})
+            elif self.inputs.rows <= self.ctx.driver_max_rows:
+                self.ctx.jobs += 1
+                new = self.op.query({"in": self.ctx.to_zset_table(state.toArrow(), self.op.input_schemas["in"])})
+            else:
+                new = self.ctx.to_zset(Batch(self.ctx, self.schema, df=self.op.spark_aggregate(state)))
+        out = new - (self.last_global or ZSet())
+        self.last_global = new
+        return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(out, self.schema))
+
+    def _on_spark(self, d, before):
+        """A large change: old and new rows of the touched groups, aggregated by Spark."""
+        keys_df = self._touched_keys(d.table())
+        after = self.inputs.df()
+        new = self.op.spark_aggregate(null_safe_semi(after, keys_df, self.op.group_by))
+        parts = [new]
+        if before is not None:
+            parts.append(negate(self.op.spark_aggregate(null_safe_semi(before, keys_df, self.op.group_by))))
+        return Batch(self.ctx, self.schema, df=union_all(parts)).materialize()
 
     def state_rows(self) -> int:
-        return self.inputs.rows + self.outputs.rows
+        return self.inputs.rows
 
 
 class IntegrateState:

@@ -14,15 +14,21 @@ is what joins and aggregates need).
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..types import Schema
 from .zsets import concat, consolidate, consolidate_arrow, union_all
 
+#: Above this many distinct keys a lookup filters with a broadcast semi-join instead of
+#: an IN-list / OR-of-equalities predicate.
+PREDICATE_MAX_KEYS = 256
+
 
 class Trace:
-    def __init__(self, ctx, schema: Schema, recent_max: int = 50_000, ratio: int = 4):
+    def __init__(self, ctx, schema: Schema, recent_max: int | None = None, ratio: int = 4):
         self.ctx, self.schema = ctx, schema
-        self.recent_max, self.ratio = recent_max, ratio
+        self.recent_max = ctx.recent_max if recent_max is None else recent_max
+        self.ratio = ratio
         self.recent: pa.Table | None = None
         self.levels: list[tuple[object, int]] = []  # (checkpointed DataFrame, row bound)
 
@@ -57,9 +63,59 @@ class Trace:
             parts.append(self.ctx.local_df(self.recent, self.schema))
         return union_all(parts)
 
+    def lookup(self, columns: list[str], keys: list[tuple]) -> pa.Table | None:
+        """The rows whose `columns` equal (NULL-safe) one of `keys`, consolidated, on the
+        driver: the recent part is filtered here, the levels by one Spark job (a filter
+        over the checkpointed state, pushed down before the collect)."""
+        if not keys:
+            return None
+        parts = []
+        if self.recent is not None and self.recent.num_rows:
+            parts.append(self.recent.filter(_driver_mask(self.recent, columns, keys)))
+        levels = union_all([df for df, _ in self.levels])
+        if levels is not None:
+            self.ctx.jobs += 1
+            fetched = _spark_filter(self.ctx, levels, self.schema, columns, keys).toArrow()
+            parts.append(fetched.select(self.schema.names + ["__w"]).cast(self.ctx.arrow_schema(self.schema)))
+        found = concat(parts)
+        return consolidate_arrow(found) if found is not None else None
+
     def snapshot_table(self) -> pa.Table | None:
         """All rows on the driver, consolidated (for snapshots and tests)."""
         df = self.df()
         if df is None:
             return None
         return consolidate_arrow(df.toArrow().cast(self.ctx.arrow_schema(self.schema)))
+
+
+def _driver_mask(table: pa.Table, columns: list[str], keys: list[tuple]):
+    if len(columns) == 1:
+        values = [k[0] for k in keys]
+        return pc.is_in(table[columns[0]], value_set=pa.array(values, type=table[columns[0]].type), skip_nulls=False)
+    wanted = set(keys)
+    rows = zip(*(table[c].to_pylist() for c in columns))
+    return pa.array([r in wanted for r in rows], type=pa.bool_())
+
+
+def _spark_filter(ctx, df, schema: Schema, columns: list[str], keys: list[tuple]):
+    from pyspark.sql import functions as F
+
+    if len(keys) > PREDICATE_MAX_KEYS:
+        from .zsets import null_safe_semi
+
+        table = pa.Table.from_pylist([dict(zip(columns, k)) for k in keys])
+        keys_df = ctx.spark.createDataFrame(table, schema=ctx.spark_struct(schema, columns))
+        return null_safe_semi(df, keys_df, columns)
+    if len(columns) == 1:
+        c = F.col(columns[0])
+        values = [k[0] for k in keys if k[0] is not None]
+        cond = c.isin(values) if values else F.lit(False)
+        return df.where(cond | c.isNull() if len(values) < len(keys) else cond)
+    cond = None
+    for k in keys:
+        term = None
+        for name, value in zip(columns, k):
+            eq = F.col(name).isNull() if value is None else F.col(name) == F.lit(value)
+            term = eq if term is None else term & eq
+        cond = term if cond is None else cond | term
+    return df.where(cond)

@@ -22,12 +22,18 @@ def spark():
     return get_session()
 
 
-def run_both(spark, document, ticks):
+# The Spark runtime's paths: the hybrid default (small changes on the driver, state
+# on the driver until it spills), everything on Spark, and state spilling to Spark
+# levels (merged and probed there) after every tick.
+MODES = {"hybrid": {}, "all-spark": {"driver_max_rows": 0, "recent_max": 0}, "spilling": {"recent_max": 1}}
+
+
+def run_both(spark, document, ticks, mode="hybrid"):
     from dbsp.spark import SparkRuntime
 
     plan = compile_plan(document)
     assert not plan.literal
-    fast, oracle = SparkRuntime(plan, spark), ReferenceRuntime(plan)
+    fast, oracle = SparkRuntime(plan, spark, **MODES[mode]), ReferenceRuntime(plan)
     tables = {name: ZSet() for name in plan.inputs}
     integrated = {view: ZSet() for view in plan.views}
     for t, tick in enumerate(ticks):
@@ -41,7 +47,11 @@ def run_both(spark, document, ticks):
         assert integrated == recompute(plan, tables), f"tick {t}: integrated output != recomputation"
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(document=circuits(), ticks=TICKS)
-def test_incremental_spark_equals_recomputation(spark, document, ticks):
-    run_both(spark, document, ticks)
+@pytest.mark.parametrize("mode", list(MODES))
+def test_incremental_spark_equals_recomputation(spark, mode):
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(document=circuits(), ticks=TICKS)
+    def check(document, ticks):
+        run_both(spark, document, ticks, mode)
+
+    check()
