@@ -3,7 +3,7 @@
 Over a group's rows x with weights w (the consolidated Z-set restricted to the group):
     count()      = Σ w                       (COUNT(*))
     count(e)     = Σ w, over rows where e is not NULL
-    sum(e)       = Σ w·e over rows where e is not NULL; NULL when there are none
+    sum(e)       = Σ w·e over rows where e is not NULL; NULL when count(e) = 0
     avg(e)       = sum(e) / count(e) as a double; NULL when count(e) = 0
     min(e), max(e)     over rows with w > 0 and e not NULL; NULL when there are none
     count_distinct(e)  the number of distinct non-NULL e among rows with w > 0
@@ -32,7 +32,7 @@ def python_aggregate(fn: str, values: list[tuple[object, int]], global_: bool):
         return sum(w for v, w in values if v is not None)
     present = [(v, w) for v, w in values if v is not None]
     if fn == "sum":
-        if not present:
+        if sum(w for _, w in present) == 0:  # linear in the input, as count(e)
             return 0 if global_ else None
         return sum(v * w for v, w in present)
     if fn == "avg":
@@ -56,7 +56,8 @@ def spark_aggregate(fn: str, e, weight, global_: bool, result_type_name: str):
         counted = weight if e is None else F.when(e.isNotNull(), weight).otherwise(F.lit(0))
         return F.coalesce(F.sum(counted), F.lit(0)).cast("long")
     if fn == "sum":
-        total = F.sum(F.when(e.isNotNull(), e * weight)).cast(result_type_name)
+        n = F.sum(F.when(e.isNotNull(), weight).otherwise(F.lit(0)))
+        total = F.when(n != 0, F.sum(F.when(e.isNotNull(), e * weight))).cast(result_type_name)
         return F.coalesce(total, F.lit(0).cast(result_type_name)) if global_ else total
     if fn == "avg":
         n = F.sum(F.when(e.isNotNull(), weight).otherwise(F.lit(0)))

@@ -118,8 +118,9 @@ class Runtime(ABC):
             t0 = time.perf_counter()
             if op.kind == "input":
                 z = changes.get(node_id)
-                inputs = {"in": self.from_zset(node_id, z) if z else None}
-                stats[node_id] = {"rows_in": len(z) if z else 0}
+                size = 0 if z is None else (z.num_rows if hasattr(z, "num_rows") else len(z))
+                inputs = {"in": self.from_zset(node_id, z) if size else None}
+                stats[node_id] = {"rows_in": size}
             else:
                 inputs = {port: values.get(src) for port, src in plan.sources(node_id).items()}
                 stats[node_id] = {}

@@ -15,7 +15,7 @@ from ..zset import ZSet
 from .batch import Batch
 from .incremental import INCREMENTAL, PRIMITIVES, Lifted
 from .session import get_session
-from .zsets import WEIGHT
+from .zsets import WEIGHT, consolidate_arrow
 
 _ARROW = {
     "bigint": pa.int64(),
@@ -104,8 +104,11 @@ class SparkRuntime(Runtime):
             return INCREMENTAL[op.kind](self, op, schema)
         return Lifted(self, op, schema)
 
-    def from_zset(self, node_id, z: ZSet):
+    def from_zset(self, node_id, z):
+        """A change as a ZSet, or (bulk loads) an Arrow table of the columns + `__w`."""
         schema = self.plan.schemas[node_id]
+        if isinstance(z, pa.Table):
+            return Batch.of_table(self, schema, consolidate_arrow(z.select(schema.names + [WEIGHT]).cast(self.arrow_schema(schema))))
         return Batch.of_table(self, schema, self.to_table(z, schema))
 
     def collect(self, value) -> ZSet:

@@ -53,8 +53,8 @@ class JoinDelta:
 
     def __init__(self, ctx, op, schema):
         self.ctx, self.op, self.schema = ctx, op, schema
-        self.left = Trace(ctx, op.input_schemas["left"])
-        self.right = Trace(ctx, op.input_schemas["right"])
+        self.left = Trace(ctx, op.input_schemas["left"], key=op.left_keys)
+        self.right = Trace(ctx, op.input_schemas["right"], key=op.right_keys)
 
     def step(self, inputs):
         da, db = inputs["left"], inputs["right"]
@@ -111,7 +111,7 @@ class DistinctDelta:
 
     def __init__(self, ctx, op, schema):
         self.ctx, self.op, self.schema = ctx, op, schema
-        self.trace = Trace(ctx, schema)
+        self.trace = Trace(ctx, schema, key=schema.names)
 
     def step(self, inputs):
         d = inputs["in"]
@@ -163,7 +163,7 @@ class AggregateDelta:
 
     def __init__(self, ctx, op, schema):
         self.ctx, self.op, self.schema = ctx, op, schema
-        self.inputs = Trace(ctx, op.input_schemas["in"])
+        self.inputs = Trace(ctx, op.input_schemas["in"], key=op.group_by)
         self.accumulate = op.is_global and all(fn in self.LINEAR for fn, *_ in op.aggs)
         self.sums = ZSet()  # the global accumulators: I(Δin) folded into one weighted summary
         self.last_global: ZSet | None = None
@@ -229,6 +229,103 @@ class AggregateDelta:
         return self.inputs.rows
 
 
+class LinearAggregateDelta:
+    """count / sum / avg only: these are linear, so the state is one accumulator per group
+    (Σw, and per aggregate Σ w·e and Σ w over non-NULL e) — DBSP's per-key accumulator,
+    whose size is the number of groups, not of input rows. A change is summarised with
+    Arrow's group-by (on the driver; Spark for a large change), folded into the
+    accumulators of the groups it touches, and each touched group's row is retracted
+    and re-emitted. Same results as dbsp.aggregates, exactly for integer columns.
+    """
+
+    def __init__(self, ctx, op, schema):
+        self.ctx, self.op, self.schema = ctx, op, schema
+        self.acc: dict[tuple, list] = {}
+        self.started = False
+        in_schema = op.input_schemas["in"]
+        self._python = [(fn, e.to_python(in_schema) if e else None, e) for fn, e, _, _ in op.aggs]
+
+    @classmethod
+    def applies(cls, op) -> bool:
+        return all(fn in ("count", "sum", "avg") for fn, *_ in op.aggs)
+
+    def step(self, inputs):
+        d = inputs["in"]
+        first, self.started = not self.started, True
+        if d is None and not (first and self.op.is_global):
+            return None
+        summary = self._summarise(d) if d is not None else {}
+        if self.op.is_global:
+            summary.setdefault((), [0] * (1 + 2 * len(self.op.aggs)))
+        out = []
+        for key, part in summary.items():
+            old = self.acc.get(key)
+            new = part if old is None else [a + b for a, b in zip(old, part)]
+            if old is not None and self._present(old):
+                out.append((key + self._row(old), -1))
+            if self._present(new):
+                out.append((key + self._row(new), 1))
+            if new[0] == 0 and not any(new[1:]) and not self.op.is_global:
+                self.acc.pop(key, None)
+            else:
+                self.acc[key] = new
+        return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(ZSet(out), self.schema))
+
+    def _present(self, acc) -> bool:
+        return self.op.is_global or acc[0] != 0
+
+    def _row(self, acc) -> tuple:
+        values = []
+        for i, (fn, _, e) in enumerate(self._python):
+            s, n = acc[1 + 2 * i], acc[2 + 2 * i]
+            if fn == "count":
+                values.append(acc[0] if e is None else n)
+            elif fn == "sum":
+                values.append((0 if self.op.is_global else None) if n == 0 else s)
+            else:  # avg
+                values.append(None if n == 0 else float(s) / n)
+        return tuple(values)
+
+    def _summarise(self, d) -> dict[tuple, list]:
+        """key -> [Σw, Σw·e1, Σw[e1 not null], ...] of this change (Arrow group-by)."""
+        import pyarrow.compute as pc
+
+        table = d.table()
+        names = self.op.input_schemas["in"].names
+        w = table["__w"]
+        cols, aggs = {}, []
+        rows = None
+        for i, (fn, f, e) in enumerate(self._python):
+            if e is None:
+                values = None
+            elif e.op == "col":
+                values = table[e.value]
+            else:
+                rows = rows if rows is not None else [tuple(r) for r in zip(*(table[n].to_pylist() for n in names))]
+                values = pa.array([f(r) for r in rows], type=self.ctx.arrow_schema(self.schema).field(self.op.aggs[i][2]).type
+                                  if fn == "sum" else None)
+            if values is None:
+                cols[f"s{i}"] = pa.array([0] * table.num_rows, pa.int64())
+                cols[f"n{i}"] = pa.array([0] * table.num_rows, pa.int64())
+            else:
+                cols[f"s{i}"] = pc.multiply(values, pc.cast(w, values.type) if pa.types.is_floating(values.type) else w)
+                cols[f"n{i}"] = pc.if_else(pc.is_null(values), 0, w)
+            aggs += [(f"s{i}", "sum"), (f"n{i}", "sum")]
+        keyed = pa.table({**{k: table[k] for k in self.op.group_by}, "__w": w, **cols})
+        grouped = keyed.group_by(self.op.group_by, use_threads=False).aggregate([("__w", "sum")] + aggs)
+        out = {}
+        for r in grouped.to_pylist():
+            key = tuple(r[k] for k in self.op.group_by)
+            part = [r["__w_sum"]]
+            for i in range(len(self._python)):
+                part += [r[f"s{i}_sum"] or 0, r[f"n{i}_sum"] or 0]
+            out[key] = part
+        return out
+
+    def state_rows(self) -> int:
+        return len(self.acc)
+
+
 class IntegrateState:
     """I: out[t] = Σ_{i<=t} in[i], kept as a trace."""
 
@@ -280,5 +377,9 @@ class DelayState:
         return self.previous.rows or 0 if self.previous is not None else 0
 
 
-INCREMENTAL = {"join": JoinDelta, "distinct": DistinctDelta, "aggregate": AggregateDelta}
+def aggregate_executor(ctx, op, schema):
+    return LinearAggregateDelta(ctx, op, schema) if LinearAggregateDelta.applies(op) else AggregateDelta(ctx, op, schema)
+
+
+INCREMENTAL = {"join": JoinDelta, "distinct": DistinctDelta, "aggregate": aggregate_executor}
 PRIMITIVES = {"integrate": IntegrateState, "differentiate": DifferentiateState, "delay": DelayState}

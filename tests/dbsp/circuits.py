@@ -53,11 +53,12 @@ def circuits(draw, max_ops=4):
             b.node("filter", {"predicate": pred}, {"in": src}, cols)
         elif kind == "map" and nums:
             c = draw(st.sampled_from(nums))
-            exprs = [{"name": "m", "expr": draw(st.sampled_from([f"{c} + 1", f"{c} * 2", f"{c} / 2", f"{c} % 2"]))}]
+            name = f"m{b.n + 1}"
+            exprs = [{"name": name, "expr": draw(st.sampled_from([f"{c} + 1", f"{c} * 2", f"{c} / 2", f"{c} % 2"]))}]
             keep = [x["name"] for x in cols if draw(st.booleans())]
             out = [{"name": n, "expr": n} for n in keep] + exprs
             types = {x["name"]: x["type"] for x in cols}
-            out_cols = [{"name": n, "type": types[n]} for n in keep] + [{"name": "m", "type": "double" if "/" in exprs[0]["expr"] else "bigint"}]
+            out_cols = [{"name": n, "type": types[n]} for n in keep] + [{"name": name, "type": "double" if "/" in exprs[0]["expr"] else "bigint"}]
             b.node("map", {"columns": out}, {"in": src}, out_cols)
         elif kind == "distinct":
             b.node("distinct", {}, {"in": src}, cols)
@@ -80,8 +81,8 @@ def circuits(draw, max_ops=4):
             aggs, out_cols = [], [c for c in cols if c["name"] in group]
             for i, fn in enumerate(draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max", "count_distinct"]), min_size=1, max_size=3, unique=True))):
                 arg = draw(st.sampled_from(nums))
-                aggs.append({"fn": fn, "expr": arg if fn != "count" or draw(st.booleans()) else None, "as": f"a{i}"})
-                out_cols.append({"name": f"a{i}", "type": "double" if fn == "avg" else "bigint"})
+                aggs.append({"fn": fn, "expr": arg if fn != "count" or draw(st.booleans()) else None, "as": f"a{b.n + 1}_{i}"})
+                out_cols.append({"name": f"a{b.n + 1}_{i}", "type": "double" if fn == "avg" else "bigint"})
             b.node("aggregate", {"group_by": group, "aggregates": aggs}, {"in": src}, out_cols)
         elif kind == "flat_map" and any(c["type"] == "string" for c in cols):
             s = next(c["name"] for c in cols if c["type"] == "string")

@@ -29,7 +29,7 @@ def contents(ctx, t):
 
 @pytest.mark.parametrize("recent_max", [0, 2, 1000])
 def test_lookup_finds_rows_by_key_in_every_part(ctx, recent_max):
-    trace = Trace(ctx, SCHEMA, recent_max=recent_max, ratio=2)
+    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=recent_max, ratio=2)
     trace.add(table(ctx, ((1, "a"), 1), ((2, "b"), 1), ((None, "n"), 1)))
     trace.add(table(ctx, ((1, "a"), 1), ((3, "c"), 1)))
     trace.add(table(ctx, ((2, "b"), -1), ((None, "m"), 2)))
