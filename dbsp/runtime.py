@@ -10,27 +10,38 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 
 from .plan import Plan
 from .types import Schema, coerce_row, raise_if, row_to_dict
 from .zset import ZSet
 
 
-@dataclass
 class TickResult:
-    tick: int
-    outputs: dict[str, ZSet]  # view -> consolidated change at this tick
-    schemas: dict[str, Schema]
-    frontier: dict[str, dict] = field(default_factory=dict)
-    stats: dict[str, dict] = field(default_factory=dict)
-    ms: float = 0.0
+    """What one tick produced. `outputs` (view -> consolidated ZSet) is built on first
+    use; `outputs_json()` renders straight from the backend's rows when it can."""
+
+    def __init__(self, tick, raw, schemas, runtime, frontier=None, stats=None, ms=0.0):
+        self.tick = tick
+        self.schemas = schemas
+        self.frontier = frontier or {}
+        self.stats = stats or {}
+        self.ms = ms
+        self._raw, self._runtime = raw, runtime
+        self._outputs: dict[str, ZSet] | None = None
+
+    @property
+    def outputs(self) -> dict[str, ZSet]:
+        if self._outputs is None:
+            self._outputs = {view: self._runtime.collect(value) for view, value in self._raw.items()}
+        return self._outputs
 
     def outputs_json(self) -> dict[str, list[dict]]:
         """view -> [{"data": {...}, "weight": w}], in a stable order."""
         out = {}
-        for view, z in self.outputs.items():
-            rows = [{"data": row_to_dict(r, self.schemas[view]), "weight": w} for r, w in z]
+        for view, value in self._raw.items():
+            rows = self._runtime.rows_json(value, self.schemas[view]) if self._outputs is None else None
+            if rows is None:
+                rows = [{"data": row_to_dict(r, self.schemas[view]), "weight": w} for r, w in self.outputs[view]]
             rows.sort(key=lambda x: json.dumps(x, sort_keys=True, default=str))
             out[view] = rows
         return out
@@ -101,6 +112,13 @@ class Runtime(ABC):
     def state_rows(self, node_id: str) -> int:
         return 0
 
+    def rows_out(self, value) -> int:
+        return len(self.collect(value))
+
+    def rows_json(self, value, schema) -> list[dict] | None:
+        """The rows of an output value as JSON records, or None to go through collect()."""
+        return None
+
     def step(self, changes: dict[str, ZSet]) -> TickResult:
         unknown = set(changes) - set(self.plan.inputs)
         if unknown:
@@ -128,11 +146,11 @@ class Runtime(ABC):
             stats[node_id]["ms"] = round((time.perf_counter() - t0) * 1000, 3)
         for n in delays:
             self.executors[n].absorb(values.get(plan.sources(n)["in"]))
-        outputs = {}
+        raw = {}
         for view in plan.views:
             t0 = time.perf_counter()
-            outputs[view] = self.collect(values[view])
-            stats[view]["rows_out"] = len(outputs[view])
+            raw[view] = values[view]
+            stats[view]["rows_out"] = self.rows_out(values[view])
             stats[view]["ms"] = round(stats[view]["ms"] + (time.perf_counter() - t0) * 1000, 3)
         for node_id in plan.order:
             if rows := self.state_rows(node_id):
@@ -140,8 +158,9 @@ class Runtime(ABC):
         frontier = {node_id: {"tick": self.tick} for node_id in plan.order}
         return TickResult(
             tick=self.tick,
-            outputs=outputs,
+            raw=raw,
             schemas=dict(plan.views),
+            runtime=self,
             frontier=frontier,
             stats=stats,
             ms=round((time.perf_counter() - started) * 1000, 3),

@@ -114,5 +114,22 @@ class SparkRuntime(Runtime):
     def collect(self, value) -> ZSet:
         return self.to_zset(value)
 
+    def rows_out(self, value) -> int:
+        return 0 if value is None else value.table().num_rows
+
+    def rows_json(self, value, schema):
+        if value is None:
+            return []
+        names = schema.names
+        temporal = [c.name for c in schema.columns if c.type in ("date", "timestamp")]
+        rows = []
+        for r in value.table().to_pylist():
+            data = {n: r[n] for n in names}
+            for n in temporal:
+                if data[n] is not None:
+                    data[n] = data[n].isoformat()
+            rows.append({"data": data, "weight": r[WEIGHT]})
+        return rows
+
     def state_rows(self, node_id) -> int:
         return self.executors[node_id].state_rows()

@@ -89,3 +89,17 @@ def test_filter_with_like_and_case(spark):
     [out] = run(doc, [{"t": [{"insert": r} for r in ROWS]}], spark)
     assert len(out["view"]) == 1 and next(iter(out["view"]))[0][0] == 7
     assert out["view"] != ZSet()
+
+
+def test_json_rendering_is_the_same_from_arrow_and_from_zsets(spark):
+    from dbsp import compile_plan
+    from dbsp.reference import ReferenceRuntime
+    from dbsp.runtime import changes_from_records
+    from dbsp.spark import SparkRuntime
+
+    doc = circuit({"t": SCHEMA}, [("f", "filter", {"predicate": "TRUE"}), ("view", "output", {})], ["t.out->f.in", "f.out->view.in"])
+    plan = compile_plan(doc)
+    changes = {"t": changes_from_records([{"insert": r} for r in ROWS], plan.inputs["t"])}
+    fast, oracle = SparkRuntime(plan, spark).step(changes), ReferenceRuntime(plan).step(changes)
+    assert fast.outputs_json() == oracle.outputs_json()
+    assert any(r["data"]["t"] == "2026-03-04T10:00:00.500000" for r in fast.outputs_json()["view"])
