@@ -85,5 +85,26 @@ class Join(Operator):
         cond = [F.col(f"l.{a}") == F.col(f"r.{b}") for a, b in zip(self.left_keys, self.right_keys)]
         return l.join(r, on=cond, how="inner").select(*cols, weight)
 
+    def arrow_join(self, left, right, out_schema):
+        """left ⋈ right on Arrow tables (the driver's vectorized path): a C++ hash join;
+        NULL keys never match, weights multiply."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if left is None or right is None or left.num_rows == 0 or right.num_rows == 0:
+            return None
+        r = right.rename_columns([f"r__{n}" for n in right.column_names])
+        if self.left_keys:
+            joined = left.join(r, keys=self.left_keys, right_keys=[f"r__{k}" for k in self.right_keys],
+                               join_type="inner", coalesce_keys=False, use_threads=False)
+        else:  # cartesian product
+            li = pa.array([i for i in range(left.num_rows) for _ in range(right.num_rows)], pa.int64())
+            ri = pa.array([j for _ in range(left.num_rows) for j in range(right.num_rows)], pa.int64())
+            joined = pa.table({**{c: left[c].take(li) for c in left.column_names}, **{c: r[c].take(ri) for c in r.column_names}})
+        columns = {c: joined[c] for c in self.input_schemas["left"].names}
+        columns |= {c.name: joined[f"r__{c.name}"] for c in self.right_kept}
+        columns["__w"] = pc.multiply(joined["__w"], joined["r____w"])
+        return pa.table(columns).cast(out_schema)
+
     def describe_state(self):
         return ["I(left), indexed by the left keys", "I(right), indexed by the right keys"]

@@ -56,13 +56,17 @@ def spark_schema(schema: Schema, columns: list[str] | None = None, weight: bool 
 
 
 class SparkRuntime(Runtime):
-    def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int = 50_000):
+    def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int = 200_000,
+                 arrow_max_rows: int = 1_000_000):
         self.spark = session or get_session()
         self.jobs = 0  # Spark jobs this runtime started (lookups, materializations, spills)
         #: changes up to this many rows are computed on the driver (see spark/incremental.py)
         self.driver_max_rows = driver_max_rows
         #: a trace keeps at most this many rows on the driver before they move to Spark
         self.recent_max = recent_max
+        #: changes up to this many rows use vectorized Arrow operators on the driver
+        #: (joins against state rows fetched by key); larger ones run entirely on Spark
+        self.arrow_max_rows = arrow_max_rows
         self._arrow_schemas: dict[Schema, pa.Schema] = {}
         super().__init__(plan)
 

@@ -33,6 +33,8 @@ class Lifted:
         present = [v for v in inputs.values() if v is not None]
         if (self.op.empty_when == "all" and not present) or (self.op.empty_when == "any" and len(present) < len(inputs)):
             return None
+        if self.op.kind in ("input", "output"):  # identities: pass the change through as it is
+            return inputs["in"]
         if all(v.rows is not None for v in present) and sum(v.rows for v in present) <= self.ctx.driver_max_rows:
             zsets = {p: (self.ctx.to_zset(v) if v is not None else ZSet()) for p, v in inputs.items()}
             return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(self.op.query(zsets), self.schema))
@@ -59,7 +61,12 @@ class JoinDelta:
     def step(self, inputs):
         da, db = inputs["left"], inputs["right"]
         rows = sum(v.table().num_rows for v in (da, db) if v is not None)
-        out = self._on_driver(da, db) if rows <= self.ctx.driver_max_rows else self._on_spark(da, db)
+        if rows <= self.ctx.driver_max_rows:
+            out = self._on_driver(da, db)
+        elif rows <= self.ctx.arrow_max_rows:
+            out = self._with_arrow(da, db)
+        else:
+            out = self._on_spark(da, db)
         if da is not None:
             self.left.add(da.table())
         if db is not None:
@@ -88,6 +95,25 @@ class JoinDelta:
 
     def _all(self, trace):
         return trace.snapshot_table()
+
+    def _with_arrow(self, da, db):
+        """A larger change: the matching state rows are fetched (one semi-join job per
+        side) and the three products formed by Arrow's hash join on the driver."""
+        from .zsets import concat, consolidate_arrow
+
+        op, ctx = self.op, self.ctx
+        out_schema = ctx.arrow_schema(self.schema)
+        parts = []
+        ta = da.table() if da is not None else None
+        tb = db.table() if db is not None else None
+        if ta is not None:
+            old_b = self.right.lookup(op.right_keys, self._keys(da, op.left_keys)) if op.right_keys else self._all(self.right)
+            parts.append(op.arrow_join(ta, concat([old_b, tb]), out_schema))
+        if tb is not None:
+            old_a = self.left.lookup(op.left_keys, self._keys(db, op.right_keys)) if op.left_keys else self._all(self.left)
+            parts.append(op.arrow_join(old_a, tb, out_schema))
+        joined = concat(parts)
+        return Batch.of_table(ctx, self.schema, consolidate_arrow(joined)) if joined is not None else None
 
     def _on_spark(self, da, db):
         parts = []

@@ -32,10 +32,11 @@ def union_all(dfs: list):
 
 
 def null_safe_semi(left, right, columns: list[str]):
-    """Rows of `left` whose `columns` equal (NULL-safe) some row of the small `right`."""
+    """Rows of `left` whose `columns` equal (NULL-safe) some row of the small `right`
+    (whose rows callers pass distinct: no shuffle to dedupe them)."""
     from pyspark.sql import functions as F
 
-    keys = F.broadcast(right.select(*columns).distinct().alias("k"))
+    keys = F.broadcast(right.select(*columns).alias("k"))
     cond = [F.col(f"s.{c}").eqNullSafe(F.col(f"k.{c}")) for c in columns]
     return left.alias("s").join(keys, on=cond, how="left_semi")
 

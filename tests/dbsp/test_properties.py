@@ -23,9 +23,14 @@ def spark():
 
 
 # The Spark runtime's paths: the hybrid default (small changes on the driver, state
-# on the driver until it spills), everything on Spark, and state spilling to Spark
-# levels (merged and probed there) after every tick.
-MODES = {"hybrid": {}, "all-spark": {"driver_max_rows": 0, "recent_max": 0}, "spilling": {"recent_max": 1}}
+# on the driver until it spills), Arrow joins against fetched state, everything on
+# Spark, and state spilling to Spark levels (merged and probed there) after every tick.
+MODES = {
+    "hybrid": {},
+    "arrow": {"driver_max_rows": 0, "recent_max": 2},
+    "all-spark": {"driver_max_rows": 0, "arrow_max_rows": 0, "recent_max": 0},
+    "spilling": {"recent_max": 1},
+}
 
 
 def run_both(spark, document, ticks, mode="hybrid"):
