@@ -57,8 +57,8 @@ def floor_ms(spark, repeats=15):
     return median_ms([timed(lambda: spark.createDataFrame(table).toArrow()) for _ in range(repeats)])
 
 
-def run_incremental(spark, plan, size, ticks, batch, rnd):
-    rt = SparkRuntime(plan, spark)
+def run_incremental(spark, plan, size, ticks, batch, rnd, recent_max=None):
+    rt = SparkRuntime(plan, spark, **({"recent_max": recent_max} if recent_max is not None else {}))
     loaded, load_s = 0, 0.0
     while loaded < size:
         n = min(batch, size - loaded)
@@ -168,6 +168,9 @@ def main():
     parser.add_argument("--ticks", type=int, default=20)
     parser.add_argument("--batch", type=int, default=100_000)
     parser.add_argument("--pydbsp-max", type=int, default=1_000_000, help="largest size to run PyDBSP on")
+    parser.add_argument("--recent-max", type=int, default=None,
+                        help="rows a trace keeps on the driver before moving to Spark (default: the runtime's)")
+    parser.add_argument("--no-recompute", action="store_true")
     args = parser.parse_args()
     spark = get_session()
     plan = compile_plan(json.loads(EXAMPLE.read_text()))
@@ -175,8 +178,8 @@ def main():
     for size in args.sizes:
         rnd = random.Random(size)
         result = {"state_rows": size, "floor_ms": floor_ms(spark)}
-        result |= {f"incremental_{k}": v for k, v in run_incremental(spark, plan, size, args.ticks, args.batch, rnd).items()}
-        result["recompute_ms"] = run_recompute(spark, size, rnd)
+        result |= {f"incremental_{k}": v for k, v in run_incremental(spark, plan, size, args.ticks, args.batch, rnd, args.recent_max).items()}
+        result["recompute_ms"] = None if args.no_recompute else run_recompute(spark, size, rnd)
         if size <= args.pydbsp_max:
             result |= {f"pydbsp_{k}": v for k, v in run_pydbsp(size, args.ticks, args.batch, rnd).items()}
         result["floor_ms_after"] = floor_ms(spark)
@@ -190,8 +193,10 @@ def main():
         py_tick = r.get("pydbsp_tick_ms", "not run")
         py_load = r.get("pydbsp_load_rows_per_s")
         ratio = f"{r['incremental_load_rows_per_s'] / py_load:.1f}x" if py_load else "-"
-        print(f"| {r['state_rows']:,} | {floor:.0f} | {tick} | {tick / floor:.2f} | {r['incremental_tick_jobs']} | {r['recompute_ms']} | "
-              f"{r['recompute_ms'] / tick:.1f}x | {py_tick} | {r['incremental_load_rows_per_s']:,} | {py_load or '-'} | {ratio} |")
+        recompute = r["recompute_ms"]
+        speedup = f"{recompute / tick:.1f}x" if recompute else "-"
+        print(f"| {r['state_rows']:,} | {floor:.0f} | {tick} | {tick / floor:.2f} | {r['incremental_tick_jobs']} | {recompute or '-'} | "
+              f"{speedup} | {py_tick} | {r['incremental_load_rows_per_s']:,} | {py_load or '-'} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,16 @@ class Credentials(serializers.Serializer):
     password = serializers.CharField(max_length=4096, trim_whitespace=False)
 
 
+def authenticate_request(request):
+    """The user for the username/password in the body, or None."""
+    creds = Credentials(data=request.data)
+    creds.is_valid(raise_exception=True)
+    return authenticate(request, **creds.validated_data)
+
+
+INVALID = {"detail": "Invalid username or password.", "errors": []}
+
+
 @method_decorator(ensure_csrf_cookie, name="dispatch")
 class MeView(APIView):
     permission_classes = [permissions.AllowAny]
@@ -28,11 +38,9 @@ class LoginView(APIView):
     authentication_classes = []
 
     def post(self, request):
-        creds = Credentials(data=request.data)
-        creds.is_valid(raise_exception=True)
-        user = authenticate(request, **creds.validated_data)
+        user = authenticate_request(request)
         if user is None:
-            return Response({"detail": "Invalid username or password.", "errors": []}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(INVALID, status=status.HTTP_400_BAD_REQUEST)
         login(request, user)
         return Response({"username": user.username})
 
@@ -52,10 +60,8 @@ class TokenView(APIView):
     authentication_classes = []
 
     def post(self, request):
-        creds = Credentials(data=request.data)
-        creds.is_valid(raise_exception=True)
-        user = authenticate(request, **creds.validated_data)
+        user = authenticate_request(request)
         if user is None:
-            return Response({"detail": "Invalid username or password.", "errors": []}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(INVALID, status=status.HTTP_400_BAD_REQUEST)
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})

@@ -11,10 +11,9 @@ Params: `group_by`: [column, ...] (may be empty: one global row);
 from __future__ import annotations
 
 from ..aggregates import FUNCTIONS, NEEDS_EXPR, python_aggregate, result_type, spark_aggregate
-from ..document import NODE_ID
 from ..types import Column, Schema
 from ..zset import ZSet
-from .base import Operator
+from .base import Operator, valid_column_name
 
 
 class Aggregate(Operator):
@@ -40,7 +39,7 @@ class Aggregate(Operator):
             if fn not in FUNCTIONS:
                 problems.append(self.problem(f"aggregates[{i}]: unknown function {fn!r} (one of {', '.join(FUNCTIONS)})", param="aggregates"))
                 continue
-            if not isinstance(name, str) or not NODE_ID.match(name) or name.startswith("__"):
+            if not valid_column_name(name):
                 problems.append(self.problem(f"aggregates[{i}]: output name ('as') {name!r} must be letters, digits and _", param="aggregates"))
                 continue
             if name in names:

@@ -11,10 +11,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+from ..document import NODE_ID
 from ..errors import ExpressionError, Problem
 from ..expr import Expr, parse_expression
 from ..types import Schema
 from ..zset import ZSet
+
+
+def valid_column_name(name) -> bool:
+    """Letters, digits and _, not starting with a digit, and not the reserved `__` prefix."""
+    return isinstance(name, str) and bool(NODE_ID.match(name)) and not name.startswith("__")
 
 
 class Operator(ABC):

@@ -6,20 +6,12 @@ antijoin-style rewrites: distinct(a) - distinct(a) ∩ b, or follow with distinc
 """
 from __future__ import annotations
 
-from .base import Operator
-from .union import same_columns
+from .union import SameColumnsPair
 
 
-class Difference(Operator):
+class Difference(SameColumnsPair):
     kind = "difference"
     title = "Difference (a − b)"
-    inputs = ("a", "b")
-
-    def check(self, input_schemas):
-        problems = same_columns(self, input_schemas["a"], input_schemas["b"])
-        if not problems:
-            self.output_schema = input_schemas["a"]
-        return problems
 
     def query(self, inputs):
         return inputs["a"] - inputs["b"]

@@ -7,10 +7,9 @@ Params: `schema`: [{"name": str, "type": bigint|double|string|boolean|date|times
 """
 from __future__ import annotations
 
-from ..document import NODE_ID
 from ..errors import Problem
 from ..types import TYPES, Column, Schema
-from .base import Operator
+from .base import Operator, valid_column_name
 
 
 class Input(Operator):
@@ -30,7 +29,7 @@ class Input(Operator):
                 problems.append(self.problem(f"schema[{i}] must be an object with name and type", param="schema"))
                 continue
             name, type_ = col.get("name"), col.get("type")
-            if not isinstance(name, str) or not NODE_ID.match(name) or name.startswith("__"):
+            if not valid_column_name(name):
                 problems.append(self.problem(f"schema[{i}]: column name {name!r} must be letters, digits and _", param="schema"))
                 continue
             if name in seen:

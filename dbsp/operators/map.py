@@ -7,9 +7,8 @@ has exactly these columns, in this order (an expression may be just a column nam
 """
 from __future__ import annotations
 
-from ..document import NODE_ID
 from ..types import Column, Schema
-from .base import Operator
+from .base import Operator, valid_column_name
 
 
 class Map(Operator):
@@ -24,7 +23,7 @@ class Map(Operator):
         problems, self.exprs, columns, seen = [], [], [], set()
         for i, item in enumerate(raw):
             name = item.get("name") if isinstance(item, dict) else None
-            if not isinstance(name, str) or not NODE_ID.match(name) or name.startswith("__"):
+            if not valid_column_name(name):
                 problems.append(self.problem(f"columns[{i}]: name {name!r} must be letters, digits and _", param="columns"))
                 continue
             if name in seen:

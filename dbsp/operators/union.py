@@ -16,9 +16,9 @@ def same_columns(op: Operator, a, b) -> list:
     return []
 
 
-class Union(Operator):
-    kind = "union"
-    title = "Union (all)"
+class SameColumnsPair(Operator):
+    """Two inputs `a` and `b` with the same columns; the output has them too."""
+
     inputs = ("a", "b")
 
     def check(self, input_schemas):
@@ -26,6 +26,11 @@ class Union(Operator):
         if not problems:
             self.output_schema = input_schemas["a"]
         return problems
+
+
+class Union(SameColumnsPair):
+    kind = "union"
+    title = "Union (all)"
 
     def query(self, inputs):
         return inputs["a"] + inputs["b"]
