@@ -1,5 +1,6 @@
 """Tick latency of the foundation slice (input -> filter -> output) on Spark local mode,
-against the floor: one trivial Spark job (10-row DataFrame from Arrow + collect).
+in the default (hybrid) mode and with everything forced onto Spark, against the floor:
+one trivial Spark job (a 10-row DataFrame from Arrow, collected with toArrow).
 
 Run: .venv/bin/python -m bench.slice_tick [--ticks 30] [--rows 10]
 Prints medians and the ratio; both measured in this one run (the machine is noisy).
@@ -41,10 +42,11 @@ def main() -> None:
     startup = time.perf_counter() - t0
     plan = compile_plan(json.loads(EXAMPLE.read_text()))
     schema = plan.inputs["orders"]
-    rt = SparkRuntime(plan, spark)
     counter = iter(range(10**9))
+    hybrid = SparkRuntime(plan, spark)
+    all_spark = SparkRuntime(plan, spark, driver_max_rows=0, arrow_max_rows=0, recent_max=0)
 
-    def tick():
+    def tick(rt):
         base = next(counter) * args.rows
         records = [{"insert": {"id": base + i, "customer": f"c{i}", "amount": 50 + 20 * i}} for i in range(args.rows)]
         rt.step({"orders": changes_from_records(records, schema)})
@@ -52,20 +54,23 @@ def main() -> None:
     table = pa.table({"x": list(range(args.rows))})
 
     def floor():
-        spark.createDataFrame(table).collect()
+        spark.createDataFrame(table).toArrow()
 
-    for _ in range(5):  # warm up the JVM paths of both
-        tick()
+    for _ in range(5):  # warm up the JVM paths of all three
+        tick(hybrid)
+        tick(all_spark)
         floor()
     floor_ms = median_ms(floor, args.ticks)
-    tick_ms = median_ms(tick, args.ticks)
-    empty_ms = median_ms(lambda: rt.step({}), args.ticks)
+    hybrid_ms = median_ms(lambda: tick(hybrid), args.ticks)
+    spark_ms = median_ms(lambda: tick(all_spark), args.ticks)
+    empty_ms = median_ms(lambda: all_spark.step({}), args.ticks)
     print(json.dumps({
         "spark_startup_s": round(startup, 2),
         "rows_per_tick": args.rows,
         "floor_ms_median": round(floor_ms, 1),
-        "tick_ms_median": round(tick_ms, 1),
-        "tick_over_floor": round(tick_ms / floor_ms, 2),
+        "hybrid_tick_ms_median": round(hybrid_ms, 2),
+        "all_spark_tick_ms_median": round(spark_ms, 1),
+        "all_spark_tick_over_floor": round(spark_ms / floor_ms, 2),
         "empty_tick_ms_median": round(empty_ms, 3),
     }, indent=2))
 

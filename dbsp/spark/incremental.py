@@ -14,6 +14,8 @@ and compute old and new rows on the driver. Large changes take the all-Spark pat
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pyarrow as pa
 
 from ..operators.base import Operator
@@ -43,6 +45,9 @@ class Lifted:
 
     def state_rows(self) -> int:
         return 0
+
+
+_LOOKUPS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dbsp-lookup")
 
 
 class JoinDelta:
@@ -79,18 +84,36 @@ class JoinDelta:
         keys = batch.table().select(columns).group_by(columns, use_threads=False).aggregate([]).to_pylist()
         return [tuple(k[c] for c in columns) for k in keys if None not in k.values()]
 
+    def _old_state(self, da, db):
+        """The state rows each side's change meets: I(b)_{t-1} for Δa and I(a)_{t-1} for Δb.
+        The two lookups are independent Spark jobs, so they run concurrently."""
+        op = self.op
+
+        def old_b():
+            if da is None:
+                return None
+            return self.right.lookup(op.right_keys, self._keys(da, op.left_keys)) if op.right_keys else self._all(self.right)
+
+        def old_a():
+            if db is None:
+                return None
+            return self.left.lookup(op.left_keys, self._keys(db, op.right_keys)) if op.left_keys else self._all(self.left)
+
+        if da is not None and db is not None and (self.left.levels or self.right.levels):
+            future = _LOOKUPS.submit(old_a)
+            return old_b(), future.result()
+        return old_b(), old_a()
+
     def _on_driver(self, da, db):
         ctx, op = self.ctx, self.op
         left_schema, right_schema = op.input_schemas["left"], op.input_schemas["right"]
         za, zb = ctx.to_zset(da), ctx.to_zset(db)
+        old_b, old_a = self._old_state(da, db)
         out = ZSet()
         if da is not None:
-            old_b = self.right.lookup(op.right_keys, self._keys(da, op.left_keys)) if op.right_keys else self._all(self.right)
             out = out + op.query({"left": za, "right": (ctx.to_zset_table(old_b, right_schema) if old_b is not None else ZSet()) + zb})
-        if db is not None:
-            old_a = self.left.lookup(op.left_keys, self._keys(db, op.right_keys)) if op.left_keys else self._all(self.left)
-            if old_a is not None:
-                out = out + op.query({"left": ctx.to_zset_table(old_a, left_schema), "right": zb})
+        if db is not None and old_a is not None:
+            out = out + op.query({"left": ctx.to_zset_table(old_a, left_schema), "right": zb})
         return Batch.of_table(ctx, self.schema, ctx.to_table(out, self.schema))
 
     def _all(self, trace):
@@ -106,11 +129,10 @@ class JoinDelta:
         parts = []
         ta = da.table() if da is not None else None
         tb = db.table() if db is not None else None
+        old_b, old_a = self._old_state(da, db)
         if ta is not None:
-            old_b = self.right.lookup(op.right_keys, self._keys(da, op.left_keys)) if op.right_keys else self._all(self.right)
             parts.append(op.arrow_join(ta, concat([old_b, tb]), out_schema))
         if tb is not None:
-            old_a = self.left.lookup(op.left_keys, self._keys(db, op.right_keys)) if op.left_keys else self._all(self.left)
             parts.append(op.arrow_join(old_a, tb, out_schema))
         joined = concat(parts)
         return Batch.of_table(ctx, self.schema, consolidate_arrow(joined)) if joined is not None else None
