@@ -425,9 +425,36 @@ class DelayState:
         return self.previous.rows or 0 if self.previous is not None else 0
 
 
+class Composite:
+    """An operator run as its rewrite into other operators, each in its own Δ form
+    (semijoin, antijoin, left_join: see dbsp/operators/semijoin.py)."""
+
+    def __init__(self, ctx, op, schema):
+        self.steps = []
+        for name, inner, sources in op.rewrite():
+            make = INCREMENTAL.get(inner.kind, Lifted)
+            self.steps.append((name, make(ctx, inner, inner.output_schema), sources))
+
+    def step(self, inputs):
+        values = dict(inputs)
+        for name, executor, sources in self.steps:
+            values[name] = executor.step({port: values[src] for port, src in sources.items()})
+        return values[self.steps[-1][0]]
+
+    def state_rows(self) -> int:
+        return sum(executor.state_rows() for _, executor, _ in self.steps)
+
+
 def aggregate_executor(ctx, op, schema):
     return LinearAggregateDelta(ctx, op, schema) if LinearAggregateDelta.applies(op) else AggregateDelta(ctx, op, schema)
 
 
-INCREMENTAL = {"join": JoinDelta, "distinct": DistinctDelta, "aggregate": aggregate_executor}
+INCREMENTAL = {
+    "join": JoinDelta,
+    "distinct": DistinctDelta,
+    "aggregate": aggregate_executor,
+    "semijoin": Composite,
+    "antijoin": Composite,
+    "left_join": Composite,
+}
 PRIMITIVES = {"integrate": IntegrateState, "differentiate": DifferentiateState, "delay": DelayState}

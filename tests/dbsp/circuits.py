@@ -46,7 +46,8 @@ def circuits(draw, max_ops=4):
     for _ in range(draw(st.integers(1, max_ops))):
         src, cols = draw(st.sampled_from(b.streams))
         nums = bigints(cols)
-        kind = draw(st.sampled_from(["filter", "map", "distinct", "union", "difference", "join", "aggregate", "flat_map"]))
+        kind = draw(st.sampled_from(["filter", "map", "distinct", "union", "difference", "join", "aggregate", "flat_map",
+                                     "semijoin", "antijoin", "left_join"]))
         if kind == "filter" and nums:
             c = draw(st.sampled_from(nums))
             pred = draw(st.sampled_from([f"{c} > 0", f"{c} IS NULL", f"{c} % 2 = 0 OR {c} IS NULL", f"{c} BETWEEN -1 AND 1", f"NOT ({c} IN (1, 2))"]))
@@ -76,6 +77,15 @@ def circuits(draw, max_ops=4):
             keys = draw(st.sampled_from([([lk], [rk]), ([], [])]))
             b.node("join", {"left_keys": keys[0], "right_keys": keys[1]}, {"left": src, "right": renamed},
                    cols + [{**c, "name": prefix + c["name"]} for c in rcols])
+        elif kind in ("semijoin", "antijoin", "left_join") and nums:
+            right, rcols = draw(st.sampled_from([(s, c) for s, c in b.streams if bigints(c)]))
+            prefix = f"r{b.n + 1}_"
+            renamed = b.node("map", {"columns": [{"name": prefix + c["name"], "expr": c["name"]} for c in rcols]}, {"in": right},
+                             [{**c, "name": prefix + c["name"]} for c in rcols])
+            lk = draw(st.sampled_from(nums))
+            rk = prefix + draw(st.sampled_from(bigints(rcols)))
+            out = cols if kind != "left_join" else cols + [{**c, "name": prefix + c["name"]} for c in rcols]
+            b.node(kind, {"left_keys": [lk], "right_keys": [rk]}, {"left": src, "right": renamed}, out)
         elif kind == "aggregate" and nums:
             group = draw(st.sampled_from([[], [nums[0]]] + ([[c["name"] for c in cols if c["type"] == "string"]] if any(c["type"] == "string" for c in cols) else [])))
             aggs, out_cols = [], [c for c in cols if c["name"] in group]

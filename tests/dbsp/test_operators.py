@@ -142,3 +142,29 @@ def test_delay_shifts_by_one_tick(spark):
     doc = circuit({"t": schema("x:bigint")}, [("z", "delay", {}), ("view", "output", {})], ["t.out->z.in", "z.out->view.in"])
     ticks = run(doc, [{"t": [ins(x=1)]}, {"t": [ins(x=2)]}, {}], spark)
     assert [t["view"] for t in ticks] == [ZSet(), ZSet([((1,), 1)]), ZSet([((2,), 1)])]
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("semijoin", [{((1, "x"), 1)}, {((2, "y"), 1)}, {((1, "x"), -1)}]),
+    ("antijoin", [{((2, "y"), 1), ((None, "n"), 1)}, {((2, "y"), -1)}, {((1, "x"), 1)}]),
+    ("left_join", [{((1, "x", 1, "p"), 1), ((2, "y", None, None), 1), ((None, "n", None, None), 1)},
+                   {((1, "x", 1, "r"), 1), ((2, "y", 2, "q"), 1), ((2, "y", None, None), -1)},
+                   {((1, "x", None, None), 1), ((1, "x", 1, "p"), -1), ((1, "x", 1, "r"), -1)}]),
+])
+def test_semijoin_antijoin_left_join(spark, kind, expected):
+    doc = circuit({"a": schema("k:bigint", "v:string"), "b": schema("k2:bigint", "w:string")},
+                  [("j", kind, {"left_keys": ["k"], "right_keys": ["k2"]}), ("view", "output", {})],
+                  ["a.out->j.left", "b.out->j.right", "j.out->view.in"])
+    ticks = run(doc, [{"a": [ins(k=1, v="x"), ins(k=2, v="y"), ins(k=None, v="n")], "b": [ins(k2=1, w="p")]},
+                      {"b": [ins(k2=2, w="q"), ins(k2=1, w="r")]},          # a second match for 1 changes nothing for semi
+                      {"b": [dele(k2=1, w="p"), dele(k2=1, w="r")]}], spark)  # the last match for 1 goes
+    assert [set(t["view"]) for t in ticks] == expected
+
+
+def test_semijoin_in_a_literal_circuit_runs_pointwise(spark):
+    doc = circuit({"a": schema("k:bigint"), "b": schema("k2:bigint")},
+                  [("ia", "integrate", {}), ("s", "antijoin", {"left_keys": ["k"], "right_keys": ["k2"]}), ("view", "output", {})],
+                  ["a.out->ia.in", "ia.out->s.left", "b.out->s.right", "s.out->view.in"])
+    ticks = run(doc, [{"a": [ins(k=1), ins(k=2)], "b": [ins(k2=1)]}, {}], spark)
+    assert ticks[0]["view"] == ZSet([((2,), 1)])
+    assert ticks[1]["view"] == ZSet([((1,), 1), ((2,), 1)])  # literal: b's value at tick 1 is empty
