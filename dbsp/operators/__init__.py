@@ -11,12 +11,13 @@ from .map import Map
 from .output import Output
 from .primitives import Delay, Differentiate, Integrate
 from .semijoin import AntiJoin, LeftJoin, SemiJoin
+from .top_k import TopK
 from .union import Union
 
 OPERATORS: dict[str, type[Operator]] = {
     op.kind: op
     for op in (Input, Output, Filter, Map, FlatMap, Union, Difference, Distinct, Join, SemiJoin, AntiJoin, LeftJoin,
-               Aggregate, Delay, Integrate, Differentiate)
+               Aggregate, TopK, Delay, Integrate, Differentiate)
 }
 
 __all__ = ["OPERATORS", "Operator"]

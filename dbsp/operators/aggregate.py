@@ -85,6 +85,10 @@ class Aggregate(Operator):
     def spark(self, ctx, inputs):
         return self.spark_aggregate(inputs["in"])
 
+    def spark_recompute(self, df):
+        """The groups of `df` recomputed on Spark (the grouped executor's large path)."""
+        return self.spark_aggregate(df)
+
     def spark_aggregate(self, df):
         from pyspark.sql import functions as F
 

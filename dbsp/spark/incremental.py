@@ -200,6 +200,7 @@ class DistinctDelta:
 
 class AggregateDelta:
     """For each group touched by Δin: -(k, old) + (k, new). State: I(Δin) by key.
+    Serves every per-group recompute: min/max/count_distinct aggregates and top_k.
 
     Global aggregates of only count/sum/avg keep O(1) accumulators on the driver.
     Otherwise the touched groups' rows are fetched from the state (one broadcast
@@ -212,7 +213,7 @@ class AggregateDelta:
     def __init__(self, ctx, op, schema):
         self.ctx, self.op, self.schema = ctx, op, schema
         self.inputs = Trace(ctx, op.input_schemas["in"], key=op.group_by)
-        self.accumulate = op.is_global and all(fn in self.LINEAR for fn, *_ in op.aggs)
+        self.accumulate = op.is_global and op.kind == "aggregate" and all(fn in self.LINEAR for fn, *_ in op.aggs)
         self.sums = ZSet()  # the global accumulators: I(Δin) folded into one weighted summary
         self.last_global: ZSet | None = None
         self.started = False
@@ -231,6 +232,7 @@ class AggregateDelta:
             return self._on_spark(d, before)
         group_by = self.op.group_by
         keys = delta.select(group_by).group_by(group_by, use_threads=False).aggregate([]).to_pylist()
+        # (group_by is never empty here: global recomputes go through _global)
         fetched = self.inputs.lookup(group_by, [tuple(k[c] for c in group_by) for k in keys])  # from I(Δin)_{t-1}
         self.inputs.add(delta)
         old_rows = self.ctx.to_zset_table(fetched, self.op.input_schemas["in"]) if fetched is not None else ZSet()
@@ -258,7 +260,7 @@ class AggregateDelta:
                 self.ctx.jobs += 1
                 new = self.op.query({"in": self.ctx.to_zset_table(state.toArrow(), self.op.input_schemas["in"])})
             else:
-                new = self.ctx.to_zset(Batch(self.ctx, self.schema, df=self.op.spark_aggregate(state)))
+                new = self.ctx.to_zset(Batch(self.ctx, self.schema, df=self.op.spark_recompute(state)))
         out = new - (self.last_global or ZSet())
         self.last_global = new
         return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(out, self.schema))
@@ -267,10 +269,10 @@ class AggregateDelta:
         """A large change: old and new rows of the touched groups, aggregated by Spark."""
         keys_df = self._touched_keys(d.table())
         after = self.inputs.df()
-        new = self.op.spark_aggregate(null_safe_semi(after, keys_df, self.op.group_by))
+        new = self.op.spark_recompute(null_safe_semi(after, keys_df, self.op.group_by))
         parts = [new]
         if before is not None:
-            parts.append(negate(self.op.spark_aggregate(null_safe_semi(before, keys_df, self.op.group_by))))
+            parts.append(negate(self.op.spark_recompute(null_safe_semi(before, keys_df, self.op.group_by))))
         return Batch(self.ctx, self.schema, df=union_all(parts)).materialize()
 
     def state_rows(self) -> int:
@@ -456,5 +458,6 @@ INCREMENTAL = {
     "semijoin": Composite,
     "antijoin": Composite,
     "left_join": Composite,
+    "top_k": AggregateDelta,
 }
 PRIMITIVES = {"integrate": IntegrateState, "differentiate": DifferentiateState, "delay": DelayState}

@@ -47,7 +47,7 @@ def circuits(draw, max_ops=4):
         src, cols = draw(st.sampled_from(b.streams))
         nums = bigints(cols)
         kind = draw(st.sampled_from(["filter", "map", "distinct", "union", "difference", "join", "aggregate", "flat_map",
-                                     "semijoin", "antijoin", "left_join"]))
+                                     "semijoin", "antijoin", "left_join", "top_k"]))
         if kind == "filter" and nums:
             c = draw(st.sampled_from(nums))
             pred = draw(st.sampled_from([f"{c} > 0", f"{c} IS NULL", f"{c} % 2 = 0 OR {c} IS NULL", f"{c} BETWEEN -1 AND 1", f"NOT ({c} IN (1, 2))"]))
@@ -86,6 +86,11 @@ def circuits(draw, max_ops=4):
             rk = prefix + draw(st.sampled_from(bigints(rcols)))
             out = cols if kind != "left_join" else cols + [{**c, "name": prefix + c["name"]} for c in rcols]
             b.node(kind, {"left_keys": [lk], "right_keys": [rk]}, {"left": src, "right": renamed}, out)
+        elif kind == "top_k":
+            group = draw(st.sampled_from([[], [cols[0]["name"]]]))
+            order = [{"column": c["name"], "desc": draw(st.booleans())}
+                     for c in draw(st.lists(st.sampled_from(cols), min_size=1, max_size=2, unique_by=lambda c: c["name"]))]
+            b.node("top_k", {"group_by": group, "order_by": order, "k": draw(st.integers(1, 3))}, {"in": src}, cols)
         elif kind == "aggregate" and nums:
             group = draw(st.sampled_from([[], [nums[0]]] + ([[c["name"] for c in cols if c["type"] == "string"]] if any(c["type"] == "string" for c in cols) else [])))
             aggs, out_cols = [], [c for c in cols if c["name"] in group]

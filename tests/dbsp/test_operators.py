@@ -168,3 +168,23 @@ def test_semijoin_in_a_literal_circuit_runs_pointwise(spark):
     ticks = run(doc, [{"a": [ins(k=1), ins(k=2)], "b": [ins(k2=1)]}, {}], spark)
     assert ticks[0]["view"] == ZSet([((2,), 1)])
     assert ticks[1]["view"] == ZSet([((1,), 1), ((2,), 1)])  # literal: b's value at tick 1 is empty
+
+
+def test_top_k_per_group_with_weights_ties_and_nulls(spark):
+    doc = one("top_k", {"group_by": ["k"], "order_by": [{"column": "v", "desc": True}], "k": 2})
+    ticks = run(doc, [
+        {"t": [ins(k=1, v=5, s="a"), ins(k=1, v=9, s="b"), ins(k=1, v=None, s="n"), ins(k=2, v=1, s="c")]},
+        {"t": [{"weight": 2, "data": {"k": 1, "v": 7, "s": "d"}}]},   # weight 2 takes both places after 9
+        {"t": [dele(k=1, v=9, s="b")]},                                  # 7 (x2) is now the top
+    ], spark)
+    assert ticks[0]["view"] == ZSet([((1, 9, "b"), 1), ((1, 5, "a"), 1), ((2, 1, "c"), 1)])  # DESC: NULL last
+    assert ticks[1]["view"] == ZSet([((1, 7, "d"), 1), ((1, 5, "a"), -1)])
+    assert ticks[2]["view"] == ZSet([((1, 9, "b"), -1), ((1, 7, "d"), 1)])
+
+
+def test_top_k_validation():
+    from dbsp import validate
+
+    doc = one("top_k", {"order_by": [{"column": "zz"}], "k": 0})
+    messages = [p.message for p in validate(doc)]
+    assert any("unknown column 'zz'" in m for m in messages) and any("'k' must be a positive integer" in m for m in messages)

@@ -1,0 +1,104 @@
+"""top_k: the first k rows of each group by an ordering (ROW_NUMBER() <= k).
+
+Math: within each group, the rows present (w > 0) in order — `order_by` columns, ASC
+with NULLs first or DESC with NULLs last, then the remaining columns ascending as a
+tie-break so the order is total — each row taking min(w, k - taken) of the k places.
+Not linear. Incremental form, as aggregate: for every group touched by Δin, retract
+its old top k and insert its new one. State: I(Δin) indexed by the group key.
+Params: `group_by` (may be empty), `order_by`: [{"column": c, "desc": bool}], `k` >= 1.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..zset import ZSet
+from .base import Operator
+
+
+class TopK(Operator):
+    kind = "top_k"
+    title = "Top-k per group"
+    category = "aggregates"
+    linear = False
+
+    def check(self, input_schemas):
+        schema = input_schemas["in"]
+        problems = []
+        self.group_by = self.columns_param("group_by", schema, problems, allow_empty=True)
+        order = self.params.get("order_by")
+        if not isinstance(order, list) or not order or not all(isinstance(o, dict) for o in order):
+            problems.append(self.problem("parameter 'order_by' must be a non-empty list of {column, desc}", param="order_by"))
+            order = []
+        self.order = []
+        for o in order:
+            c = o.get("column")
+            if schema.column(c) is None:
+                problems.append(self.problem(f"order_by: unknown column {c!r} (columns: {', '.join(schema.names)})", param="order_by"))
+            else:
+                self.order.append((c, bool(o.get("desc", False))))
+        k = self.params.get("k")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            problems.append(self.problem(f"parameter 'k' must be a positive integer, got {k!r}", param="k"))
+        if problems:
+            return problems
+        self.k = k
+        ordered = {c for c, _ in self.order}
+        self.tie_break = [c for c in schema.names if c not in ordered]
+        self.output_schema = schema
+        names = schema.names
+        self._keys = [names.index(g) for g in self.group_by]
+        self._sort = [(names.index(c), desc) for c, desc in self.order] + [(names.index(c), False) for c in self.tie_break]
+        return []
+
+    @property
+    def is_global(self) -> bool:
+        return not self.group_by
+
+    def _compare(self, x: tuple, y: tuple) -> int:
+        for i, desc in self._sort:
+            a, b = x[i], y[i]
+            if a == b:
+                continue
+            if a is None or b is None:  # ASC: NULLs first; DESC: NULLs last
+                first = a is None
+                return (-1 if first else 1) if not desc else (1 if first else -1)
+            return (-1 if a < b else 1) * (-1 if desc else 1)
+        return 0
+
+    def query(self, inputs):
+        groups: dict[tuple, list] = {}
+        for row, w in inputs["in"]:
+            if w > 0:
+                groups.setdefault(tuple(row[i] for i in self._keys), []).append((row, w))
+        out = []
+        for rows in groups.values():
+            rows.sort(key=functools.cmp_to_key(lambda p, q: self._compare(p[0], q[0])))
+            taken = 0
+            for row, w in rows:
+                if taken >= self.k:
+                    break
+                out.append((row, min(w, self.k - taken)))
+                taken += w
+        return ZSet(out)
+
+    def spark(self, ctx, inputs):
+        return self.spark_recompute(inputs["in"])
+
+    def spark_recompute(self, df):
+        """The same with a window: running Σw in order, each row keeping what fits in k."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        from ..spark.zsets import WEIGHT, consolidate
+
+        order = [F.col(c).desc_nulls_last() if desc else F.col(c).asc_nulls_first() for c, desc in self.order]
+        order += [F.col(c).asc_nulls_first() for c in self.tie_break]
+        window = Window.partitionBy(*self.group_by).orderBy(*order).rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        present = consolidate(df).where(F.col(WEIGHT) > 0)
+        before = F.sum(WEIGHT).over(window) - F.col(WEIGHT)
+        ranked = present.withColumn("__before", before)
+        kept = ranked.where(F.col("__before") < self.k)
+        return kept.withColumn(WEIGHT, F.least(F.col(WEIGHT), F.lit(self.k) - F.col("__before")).cast("long")).drop("__before")
+
+    def describe_state(self):
+        return ["I(in), indexed by the group key"]
