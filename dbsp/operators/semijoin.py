@@ -40,6 +40,13 @@ class _KeyedPair(Operator):
             self._rk = [right.names.index(k) for k in self.right_keys]
         return problems
 
+    def check(self, input_schemas):
+        """semijoin and antijoin keep the left rows as they are."""
+        problems = self.check_keys(input_schemas)
+        if not problems:
+            self.output_schema = input_schemas["left"]
+        return problems
+
     def matched(self, a: ZSet, b: ZSet) -> ZSet:
         totals: dict[tuple, int] = {}
         for row, w in b:
@@ -90,12 +97,6 @@ class SemiJoin(_KeyedPair):
     kind = "semijoin"
     title = "Semijoin (EXISTS)"
 
-    def check(self, input_schemas):
-        problems = self.check_keys(input_schemas)
-        if not problems:
-            self.output_schema = input_schemas["left"]
-        return problems
-
     def query(self, inputs):
         return self.matched(inputs["left"], inputs["right"])
 
@@ -109,12 +110,6 @@ class SemiJoin(_KeyedPair):
 class AntiJoin(_KeyedPair):
     kind = "antijoin"
     title = "Antijoin (NOT EXISTS)"
-
-    def check(self, input_schemas):
-        problems = self.check_keys(input_schemas)
-        if not problems:
-            self.output_schema = input_schemas["left"]
-        return problems
 
     def query(self, inputs):
         return inputs["left"] - self.matched(inputs["left"], inputs["right"])

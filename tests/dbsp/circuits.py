@@ -38,6 +38,15 @@ def bigints(cols):
     return [c["name"] for c in cols if c["type"] == "bigint"]
 
 
+def draw_right(draw, b, nums):
+    """A right input for a join-like node, its columns renamed apart, and a key pair."""
+    right, rcols = draw(st.sampled_from([(s, c) for s, c in b.streams if bigints(c)]))
+    prefix = f"r{b.n + 1}_"
+    renamed = b.node("map", {"columns": [{"name": prefix + c["name"], "expr": c["name"]} for c in rcols]}, {"in": right},
+                     [{**c, "name": prefix + c["name"]} for c in rcols])
+    return renamed, rcols, prefix, draw(st.sampled_from(nums)), prefix + draw(st.sampled_from(bigints(rcols)))
+
+
 @st.composite
 def circuits(draw, max_ops=4):
     b = Builder()
@@ -68,22 +77,12 @@ def circuits(draw, max_ops=4):
             other = draw(st.sampled_from(same))
             b.node(kind, {}, {"a": src, "b": other}, cols)
         elif kind == "join" and nums:
-            right, rcols = draw(st.sampled_from([(s, c) for s, c in b.streams if bigints(c)]))
-            prefix = f"r{b.n + 1}_"
-            renamed = b.node("map", {"columns": [{"name": prefix + c["name"], "expr": c["name"]} for c in rcols]}, {"in": right},
-                             [{**c, "name": prefix + c["name"]} for c in rcols])
-            lk = draw(st.sampled_from(nums))
-            rk = prefix + draw(st.sampled_from(bigints(rcols)))
+            renamed, rcols, prefix, lk, rk = draw_right(draw, b, nums)
             keys = draw(st.sampled_from([([lk], [rk]), ([], [])]))
             b.node("join", {"left_keys": keys[0], "right_keys": keys[1]}, {"left": src, "right": renamed},
                    cols + [{**c, "name": prefix + c["name"]} for c in rcols])
         elif kind in ("semijoin", "antijoin", "left_join") and nums:
-            right, rcols = draw(st.sampled_from([(s, c) for s, c in b.streams if bigints(c)]))
-            prefix = f"r{b.n + 1}_"
-            renamed = b.node("map", {"columns": [{"name": prefix + c["name"], "expr": c["name"]} for c in rcols]}, {"in": right},
-                             [{**c, "name": prefix + c["name"]} for c in rcols])
-            lk = draw(st.sampled_from(nums))
-            rk = prefix + draw(st.sampled_from(bigints(rcols)))
+            renamed, rcols, prefix, lk, rk = draw_right(draw, b, nums)
             out = cols if kind != "left_join" else cols + [{**c, "name": prefix + c["name"]} for c in rcols]
             b.node(kind, {"left_keys": [lk], "right_keys": [rk]}, {"left": src, "right": renamed}, out)
         elif kind == "top_k":
