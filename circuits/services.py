@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+from functools import lru_cache
+
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
@@ -58,9 +60,19 @@ def add_version(circuit: Circuit, document) -> CircuitVersion:
     return version
 
 
+@lru_cache(maxsize=256)
+def _plan_of_version(version_id: int, document_json: str):
+    return compile_plan(json.loads(document_json))
+
+
+def plan_for(version: CircuitVersion):
+    """The compiled plan of a (valid, immutable) circuit version, compiled once per process."""
+    return _plan_of_version(version.pk, json.dumps(version.document, sort_keys=True))
+
+
 def run_interface(run: Run) -> dict:
     """The inputs (with schemas) and views of a run's circuit version."""
-    plan = compile_plan(run.version.document)
+    plan = plan_for(run.version)
     return {
         "inputs": [{"name": name, "schema": schema.as_list()} for name, schema in plan.inputs.items()],
         "views": list(plan.views),
@@ -109,7 +121,7 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None)
 
     if run.status in (RunStatus.STOPPED, RunStatus.FAILED):
         raise ServiceError(f"Run {run.pk} is {run.status}; start a new run to push data.", 409)
-    plan = compile_plan(run.version.document)
+    plan = plan_for(run.version)
     schema = plan.inputs.get(input_name)
     if schema is None:
         names = ", ".join(plan.inputs) or "none"

@@ -13,14 +13,12 @@ from __future__ import annotations
 from ..aggregates import FUNCTIONS, NEEDS_EXPR, python_aggregate, result_type, spark_aggregate
 from ..types import Column, Schema
 from ..zset import ZSet
-from .base import Operator, valid_column_name
+from .base import Grouped, valid_column_name
 
 
-class Aggregate(Operator):
+class Aggregate(Grouped):
     kind = "aggregate"
     title = "Group by / aggregate"
-    category = "aggregates"
-    linear = False
 
     def check(self, input_schemas):
         schema = input_schemas["in"]
@@ -63,10 +61,6 @@ class Aggregate(Operator):
         self._keys = [schema.names.index(g) for g in self.group_by]
         self._fns = [(fn, e.to_python(schema) if e else (lambda r: 1)) for fn, e, _, _ in self.aggs]
         return []
-
-    @property
-    def is_global(self) -> bool:
-        return not self.group_by
 
     def query(self, inputs):
         groups: dict[tuple, list] = {}

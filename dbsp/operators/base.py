@@ -92,3 +92,24 @@ class Operator(ABC):
     def describe_state(self) -> list[str]:
         """What the incremental form keeps (shown in the compiled plan)."""
         return []
+
+
+class Grouped(Operator):
+    """An operator whose output is recomputed per group of `group_by` (aggregate, top_k).
+
+    The incremental executor relies on this contract: `group_by` (set by `check`, may
+    be empty), `is_global`, `query` over any set of whole groups, and `spark_recompute`
+    (the same on a DataFrame), so it can retract and re-emit just the touched groups.
+    """
+
+    category = "aggregates"
+    linear = False
+    group_by: list[str]
+
+    @property
+    def is_global(self) -> bool:
+        return not self.group_by
+
+    @abstractmethod
+    def spark_recompute(self, df):
+        """The operator over the groups present in `df`, on Spark."""

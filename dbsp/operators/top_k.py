@@ -12,14 +12,12 @@ from __future__ import annotations
 import functools
 
 from ..zset import ZSet
-from .base import Operator
+from .base import Grouped
 
 
-class TopK(Operator):
+class TopK(Grouped):
     kind = "top_k"
     title = "Top-k per group"
-    category = "aggregates"
-    linear = False
 
     def check(self, input_schemas):
         schema = input_schemas["in"]
@@ -49,10 +47,6 @@ class TopK(Operator):
         self._keys = [names.index(g) for g in self.group_by]
         self._sort = [(names.index(c), desc) for c, desc in self.order] + [(names.index(c), False) for c in self.tie_break]
         return []
-
-    @property
-    def is_global(self) -> bool:
-        return not self.group_by
 
     def _compare(self, x: tuple, y: tuple) -> int:
         for i, desc in self._sort:

@@ -188,3 +188,11 @@ def test_top_k_validation():
     doc = one("top_k", {"order_by": [{"column": "zz"}], "k": 0})
     messages = [p.message for p in validate(doc)]
     assert any("unknown column 'zz'" in m for m in messages) and any("'k' must be a positive integer" in m for m in messages)
+
+
+def test_linear_aggregates_over_expressions_that_are_all_null_in_a_change(spark):
+    doc = one("aggregate", {"group_by": ["k"], "aggregates": [{"fn": "avg", "expr": "v * 2", "as": "a"},
+                                                              {"fn": "count", "expr": "v + 1", "as": "n"}]})
+    [t0, t1] = run(doc, [{"t": [ins(k=1, v=None, s=None)]}, {"t": [ins(k=1, v=3, s=None)]}], spark)
+    assert t0["view"] == ZSet([((1, None, 0), 1)])
+    assert t1["view"] == ZSet([((1, None, 0), -1), ((1, 6.0, 1), 1)])
