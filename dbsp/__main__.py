@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         for line_no, line in enumerate(f, 1):
             tick = json.loads(line) if line.strip() else {}
             try:
-                changes = {name: changes_from_records(records, plan.inputs[name]) for name, records in tick.items()}
+                changes = {name: changes_from_records(records, plan.inputs[name], plan.primary_key(name)) for name, records in tick.items()}
             except KeyError as e:
                 print(f"{args.pushes}:{line_no}: no input named {e}", file=sys.stderr)
                 return 1

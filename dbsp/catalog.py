@@ -17,6 +17,13 @@ def circuit_json_schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
 
 
+def _class_flag(op, name: str) -> bool:
+    """A class-level flag; one computed per instance (a property, e.g. export's `stream`,
+    which depends on its mode) reads as False for the kind as a whole."""
+    value = getattr(op, name)
+    return bool(value) if not isinstance(value, property) else False
+
+
 def operator_catalog() -> list[dict]:
     out = []
     for kind, op in OPERATORS.items():
@@ -28,8 +35,8 @@ def operator_catalog() -> list[dict]:
             "category": op.category,
             "inputs": list(op.inputs),
             "outputs": list(op.outputs),
-            "linear": op.linear,
-            "stream": op.stream,
+            "linear": _class_flag(op, "linear"),
+            "stream": _class_flag(op, "stream"),
             "doc": doc,
         })
     return out

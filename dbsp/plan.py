@@ -38,9 +38,14 @@ class Plan:
     def views(self) -> dict[str, Schema]:
         return {n: self.schemas[n] for n in self.order if self.operators[n].kind == "output"}
 
+    def primary_key(self, input_name: str) -> list[str]:
+        """The key columns of a keyed input (upsert semantics), or []."""
+        return list(getattr(self.operators[input_name], "primary_key", None) or [])
+
     def sources(self, node_id: str) -> dict[str, str]:
-        """input port -> upstream node id."""
-        return {port: ref.node for port, ref in self.document.inputs_of(node_id).items()}
+        """input port -> the upstream value's key: a node id, or for a fixed point's
+        output, the id of the export node inside it."""
+        return self.document.sources_of(node_id)
 
     def describe(self) -> dict:
         """The compiled plan as a circuit document: every stateful Δ form's inserted
@@ -50,6 +55,10 @@ class Plan:
         extra_nodes, edges = [], []
         for node in doc["nodes"]:
             op = self.operators[node["id"]]
+            if op.kind == "fixedpoint":
+                node["incremental"] = {"form": "fixedpoint", "state": op.describe_state()}
+                _describe_inner(node["subcircuit"], op, incremental=not self.literal and op.relational_body)
+                continue
             if self.literal or op.linear or op.stream:
                 node["incremental"] = {"form": "stream" if op.stream else ("linear" if op.linear else "lifted"), "state": op.describe_state() if op.stream else []}
                 continue
@@ -69,6 +78,21 @@ class Plan:
         doc["nodes"] += extra_nodes
         doc["edges"] += edges
         return doc
+
+
+def _describe_inner(sub_json: dict, fixedpoint, incremental: bool) -> None:
+    """Mark each node inside a fixed point with the form it runs in."""
+    for node in sub_json["nodes"]:
+        op = fixedpoint.sub.operators[node["id"]]
+        if op.kind == "fixedpoint":
+            node["incremental"] = {"form": "fixedpoint", "state": op.describe_state()}
+            _describe_inner(node["subcircuit"], op, incremental and op.relational_body)
+        elif op.kind in ("import", "delta0", "export", "delay"):
+            node["incremental"] = {"form": "boundary" if op.kind != "delay" else "inner delay", "state": []}
+        elif not incremental or op.linear:
+            node["incremental"] = {"form": "linear" if op.linear else "recomputed", "state": []}
+        else:
+            node["incremental"] = {"form": "delta per iteration", "state": op.describe_state()}
 
 
 def compile_plan(data) -> Plan:

@@ -41,9 +41,29 @@ class _Delay:
         self.state.absorb(value if value is not None else ZSet())
 
 
+class _FixedPoint:
+    """The fixed point recomputed from its inputs' whole values (or, in a circuit run
+    literally, this tick's stream values)."""
+
+    def __init__(self, op):
+        self.op, self.iteration = op, 0
+
+    def step(self, inputs):
+        out, self.iteration = self.op.iterate({p: v if v is not None else ZSet() for p, v in inputs.items()})
+        return out
+
+    def progress(self, tick):
+        return {"frontier": self.op.frontier(tick, self.iteration), "stats": {}}
+
+
 class ReferenceRuntime(Runtime):
     def make_executor(self, node_id):
         op = self.plan.operators[node_id]
+        if op.kind == "fixedpoint":
+            return _FixedPoint(op)
+        # Order-dependent operators (windows' lateness, keyed tables) keep state here too.
+        if hasattr(op, "reference_state") and (state := op.reference_state(self.plan.literal)) is not None:
+            return state
         if op.kind == "delay":
             return _Delay()
         if op.kind == "integrate" or (op.kind == "input" and not self.plan.literal):

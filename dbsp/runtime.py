@@ -7,7 +7,6 @@ Linear operators whose inputs are all empty are skipped: no work, no Spark job.
 """
 from __future__ import annotations
 
-import json
 import time
 from abc import ABC, abstractmethod
 
@@ -42,15 +41,26 @@ class TickResult:
             rows = self._runtime.rows_json(value, self.schemas[view]) if self._outputs is None else None
             if rows is None:
                 rows = [{"data": row_to_dict(r, self.schemas[view]), "weight": w} for r, w in self.outputs[view]]
-            rows.sort(key=lambda x: json.dumps(x, sort_keys=True, default=str))
+            if len(rows) <= SORTED_MAX_ROWS:  # a stable order for people; big changes as computed
+                rows.sort(key=_row_order)
             out[view] = rows
         return out
 
 
-def changes_from_records(records: list, schema: Schema) -> ZSet:
+#: outputs_json sorts a view's change when it has at most this many rows
+SORTED_MAX_ROWS = 20_000
+
+
+def _row_order(record: dict):
+    return [(v is None, type(v).__name__, v if v is not None else 0) for v in record["data"].values()], record["weight"]
+
+
+def changes_from_records(records: list, schema: Schema, primary_key: list[str] | None = None) -> ZSet:
     """Change records (Feldera's JSON formats) -> a Z-set; DataInvalid names each bad row.
 
     Accepted per record: {"insert": {...}}, {"delete": {...}}, {"weight": w, "data": {...}}.
+    For a table with a `primary_key`, the records apply in order: the result holds the
+    last record of each key (see dbsp/upsert.py).
     """
     problems, items = [], []
     for i, rec in enumerate(records):
@@ -75,6 +85,10 @@ def changes_from_records(records: list, schema: Schema) -> ZSet:
         if row is not None:
             items.append((row, weight))
     raise_if(problems)
+    if primary_key:  # (every record made an item, so item i is record i)
+        from .upsert import last_per_key
+
+        items = last_per_key(items, [schema.names.index(k) for k in primary_key])
     return ZSet(items)
 
 
@@ -119,6 +133,12 @@ class Runtime(ABC):
         """The rows of an output value as JSON records, or None to go through collect()."""
         return None
 
+    def size(self, value) -> int | None:
+        """Rows in a value when known without work (None: not observed yet)."""
+        if value is None:
+            return 0
+        return len(value) if isinstance(value, ZSet) else None
+
     def step(self, changes: dict[str, ZSet]) -> TickResult:
         unknown = set(changes) - set(self.plan.inputs)
         if unknown:
@@ -126,6 +146,7 @@ class Runtime(ABC):
         started = time.perf_counter()
         self.tick += 1
         plan, values, stats = self.plan, {}, {}
+        frontier = {node_id: {"tick": self.tick} for node_id in plan.order}
         delays = [n for n in plan.order if plan.operators[n].breaks_cycles]
         for n in delays:
             values[n] = self.executors[n].emit()
@@ -141,11 +162,24 @@ class Runtime(ABC):
                 stats[node_id] = {"rows_in": size}
             else:
                 inputs = {port: values.get(src) for port, src in plan.sources(node_id).items()}
-                stats[node_id] = {}
-            values[node_id] = self.executors[node_id].step(inputs)
+                sizes = [self.size(v) for v in inputs.values()]
+                stats[node_id] = {"rows_in": sum(sizes)} if None not in sizes else {}
+            executor = self.executors[node_id]
+            result = executor.step(inputs)
+            if op.kind == "fixedpoint":  # several outputs, kept under their export ids
+                values.update(result)
+                inner = executor.progress(self.tick)
+                frontier.update(inner["frontier"])
+                for inner_id, inner_stats in inner["stats"].items():
+                    stats[inner_id] = inner_stats
+            else:
+                values[node_id] = result
+                if (size := self.size(result)) is not None and op.kind != "output":
+                    stats[node_id]["rows_out"] = size
             stats[node_id]["ms"] = round((time.perf_counter() - t0) * 1000, 3)
         for n in delays:
             self.executors[n].absorb(values.get(plan.sources(n)["in"]))
+            stats[n] = {"rows_out": self.size(values[n]) or 0, "ms": 0.0}
         raw = {}
         for view in plan.views:
             t0 = time.perf_counter()
@@ -155,7 +189,11 @@ class Runtime(ABC):
         for node_id in plan.order:
             if rows := self.state_rows(node_id):
                 stats.setdefault(node_id, {})["state_rows"] = rows
-        frontier = {node_id: {"tick": self.tick} for node_id in plan.order}
+        for node_id in plan.order:  # event-time progress (windows): waterline, late rows
+            if hasattr(self.executors[node_id], "event_time_progress"):
+                more_frontier, more_stats = self.executors[node_id].event_time_progress()
+                frontier[node_id].update(more_frontier)
+                stats.setdefault(node_id, {}).update(more_stats)
         return TickResult(
             tick=self.tick,
             raw=raw,
@@ -165,6 +203,23 @@ class Runtime(ABC):
             stats=stats,
             ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+    def snapshot(self, directory):
+        """Write every executor's state and the tick reached into `directory`
+        (see dbsp.snapshot); returns the file written."""
+        from .snapshot import write
+
+        return write(self, directory)
+
+    @classmethod
+    def restore(cls, plan: Plan, directory, **options) -> "Runtime":
+        """A runtime of `plan` with the state of a snapshot: it continues at the tick
+        after the one the snapshot was taken at. `options` go to the constructor."""
+        from .snapshot import read_into
+
+        runtime = cls(plan, **options)
+        read_into(runtime, directory)
+        return runtime
 
     def close(self) -> None:
         """Release backend state."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from .document import CircuitDocument, load_document
 from .errors import CircuitInvalid, Problem
 from .operators import OPERATORS, Operator
+from .operators.fixedpoint import BOUNDARY_IN, boundary_problem
 from .types import Schema
 
 
@@ -71,11 +72,19 @@ def _topological(doc: CircuitDocument, delays: set[str]) -> list[str]:
 
 
 def check(data) -> Validated:
-    """Validate a document (dict); the result carries every problem found (maybe none)."""
+    """Validate a document (dict); the result carries every problem found (maybe none).
+    `schemas` has every node's output schema, subcircuits' nodes included."""
     try:
         doc = data if isinstance(data, CircuitDocument) else load_document(data)
     except CircuitInvalid as e:
         return Validated(CircuitDocument({}, []), {}, [], problems=list(e.problems))
+    return check_scope(doc)
+
+
+def check_scope(doc: CircuitDocument, boundary: dict[str, Schema] | None = None) -> Validated:
+    """Validate one circuit level: the document, or (with `boundary`: the schemas on a
+    fixed point's input ports, by import/delta0 id) a fixed point's subcircuit."""
+    inner = boundary is not None
     problems: list[Problem] = []
     operators: dict[str, Operator] = {}
     for node in doc.nodes.values():
@@ -83,7 +92,15 @@ def check(data) -> Validated:
         if op_class is None:
             problems.append(Problem(f"node {node.id!r}: unknown operator {node.kind!r} (known: {', '.join(sorted(OPERATORS))})", node=node.id))
             continue
-        operators[node.id] = op_class(node.id, node.params)
+        op = op_class(node.id, node.params, node.subcircuit) if node.kind == "fixedpoint" else op_class(node.id, node.params)
+        if inner and node.kind in BOUNDARY_IN:
+            op.boundary_schema = boundary.get(node.id)
+        if inner and node.kind == "export":
+            op.inside = True
+        if (found := boundary_problem(op, inner)) is not None:
+            problems.append(found)
+            continue
+        operators[node.id] = op
 
     broken: set[str] = {n for n in doc.nodes if n not in operators}
     for node_id, op in operators.items():
@@ -126,6 +143,7 @@ def check(data) -> Validated:
                 continue
             op = operators[node_id]
             sources = doc.inputs_of(node_id)
+            keys = doc.sources_of(node_id)  # port -> where its value is (see key_of)
             if any(src.node in broken for src in sources.values()):
                 broken.add(node_id)  # upstream already reported
                 progress = True
@@ -140,14 +158,16 @@ def check(data) -> Validated:
                     problems.append(Problem(f"node {node_id!r}: parameter 'schema' must be a list of {{name, type}}", node=node_id, param="schema"))
                     broken.add(node_id)
                     continue
-            if any(src.node not in schemas for src in sources.values()):
+            if any(key not in schemas for key in keys.values()):
                 continue  # waits for a z^-1 on a loop
-            found = op.validate({port: schemas[src.node] for port, src in sources.items()})
+            found = op.validate({port: schemas[key] for port, key in keys.items()})
             if found:
                 problems.extend(found)
                 broken.add(node_id)
             else:
                 schemas[node_id] = op.output_schema
+                if op.kind == "fixedpoint":
+                    schemas.update(op.sub.schemas)  # its nodes', exports' included (its ports)
             progress = True
         if not progress:
             # Stuck on a loop: a union/difference with one known input takes that
@@ -156,21 +176,21 @@ def check(data) -> Validated:
                 op = operators.get(node_id)
                 if node_id in schemas or node_id in broken or op is None or op.kind not in ("union", "difference"):
                     continue
-                known = [schemas[src.node] for src in doc.inputs_of(node_id).values() if src.node in schemas]
+                known = [schemas[key] for key in doc.sources_of(node_id).values() if key in schemas]
                 if known:
                     schemas[node_id] = known[0]
                     tentative.add(node_id)
                     progress = True
                     break
     for node_id in tentative:
-        op, sources = operators[node_id], doc.inputs_of(node_id)
-        if all(src.node in schemas for src in sources.values()):
-            found = op.validate({port: schemas[src.node] for port, src in sources.items()})
+        op, keys = operators[node_id], doc.sources_of(node_id)
+        if all(key in schemas for key in keys.values()):
+            found = op.validate({port: schemas[key] for port, key in keys.items()})
             problems.extend(found)
     for node_id in delays:
-        op, src = operators[node_id], doc.inputs_of(node_id).get("in")
-        if node_id in schemas and src is not None and src.node in schemas and op.params.get("schema") is not None:
-            if [(c.name, c.type) for c in schemas[src.node].columns] != [(c.name, c.type) for c in schemas[node_id].columns]:
+        op, src = operators[node_id], doc.sources_of(node_id).get("in")
+        if node_id in schemas and src is not None and src in schemas and op.params.get("schema") is not None:
+            if [(c.name, c.type) for c in schemas[src].columns] != [(c.name, c.type) for c in schemas[node_id].columns]:
                 problems.append(Problem(f"node {node_id!r}: declared schema differs from its input's", node=node_id, param="schema"))
         if node_id in schemas:
             op.output_schema = schemas[node_id]
@@ -179,7 +199,7 @@ def check(data) -> Validated:
         if node_id not in broken and node_id not in schemas and node_id in delays:
             problems.append(Problem(
                 f"node {node_id!r}: cannot infer the schema of this z^-1 on a feedback loop; give it a 'schema' parameter", node=node_id, param="schema"))
-    if not any(op.kind == "output" for op in operators.values()) and not problems:
+    if not inner and not any(op.kind == "output" for op in operators.values()) and not problems:
         problems.append(Problem("the circuit has no output view: add an 'output' node"))
     return Validated(doc, operators, order, schemas, problems)
 

@@ -4,6 +4,7 @@ from .base import Operator
 from .difference import Difference
 from .distinct import Distinct
 from .filter import Filter
+from .fixedpoint import Delta0, Export, FixedPoint, Import
 from .flat_map import FlatMap
 from .input import Input
 from .join import Join
@@ -13,11 +14,13 @@ from .primitives import Delay, Differentiate, Integrate
 from .semijoin import AntiJoin, LeftJoin, SemiJoin
 from .top_k import TopK
 from .union import Union
+from .window import SessionWindow, SlidingWindow, TumblingWindow
 
 OPERATORS: dict[str, type[Operator]] = {
     op.kind: op
     for op in (Input, Output, Filter, Map, FlatMap, Union, Difference, Distinct, Join, SemiJoin, AntiJoin, LeftJoin,
-               Aggregate, TopK, Delay, Integrate, Differentiate)
+               Aggregate, TopK, Delay, Integrate, Differentiate, FixedPoint, Import, Delta0, Export,
+               TumblingWindow, SlidingWindow, SessionWindow)
 }
 
 __all__ = ["OPERATORS", "Operator"]

@@ -89,6 +89,12 @@ class Operator(ABC):
     def spark(self, ctx, inputs: dict):
         """The same on Spark DataFrames (data columns + `__w`); inputs are never None."""
 
+    def arrow(self, tables: dict, output) -> "object | None":
+        """Optionally, the same on Arrow tables on the driver (data columns + `__w`; an
+        empty change is a table with no rows), giving a table of `output` (an Arrow
+        schema); None when this operator has no such form for its parameters."""
+        return None
+
     def describe_state(self) -> list[str]:
         """What the incremental form keeps (shown in the compiled plan)."""
         return []

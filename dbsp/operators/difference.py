@@ -16,6 +16,14 @@ class Difference(SameColumnsPair):
     def query(self, inputs):
         return inputs["a"] - inputs["b"]
 
+    def arrow(self, tables, output):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        b = tables["b"]
+        b = b.set_column(b.schema.get_field_index("__w"), "__w", pc.negate_checked(b["__w"]))
+        return pa.concat_tables([tables["a"].cast(output), b.cast(output)])
+
     def spark(self, ctx, inputs):
         from ..spark.zsets import negate
 

@@ -28,5 +28,17 @@ class Filter(Operator):
     def query(self, inputs):
         return inputs["in"].filter_rows(lambda row: self._python(row) is True)
 
+    def arrow(self, tables, output):
+        from ..arrow_expr import compile_arrow
+
+        if not hasattr(self, "_arrow"):
+            self._arrow = compile_arrow(self.expr)
+        if self._arrow is None:
+            return None
+        import pyarrow.compute as pc
+
+        table = tables["in"]
+        return table.filter(pc.fill_null(self._arrow(table), False)).cast(output)
+
     def spark(self, ctx, inputs):
         return inputs["in"].where(self.expr.to_spark())

@@ -3,7 +3,17 @@
 Math: out[t] = the change pushed at tick t (a Z-set over the table's schema). In a
 relational circuit the table's contents at t are I(out)[t].
 Params: `schema`: [{"name": str, "type": bigint|double|string|boolean|date|timestamp,
-"nullable": bool (default true)}, ...].
+"nullable": bool (default true)}, ...]; `primary_key` (optional): [column, ...].
+
+With a primary key the table is keyed (upsert, as Feldera's tables with a primary key):
+the key's columns are NOT NULL, and the pushed records of a tick apply in order to the
+current table T (key -> row):
+- insert r: if T has r's key, the old row is replaced: out gets −T[key] + r; else +r;
+- delete r: removes T[key] whatever its other values (−T[key]); a no-op if absent;
+- a record of weight w is an insert (w = 1) or a delete (w = −1); |w| > 1 is rejected;
+- several records for one key in one push: the last one wins (in effect: the tick's
+  change for a key is −(the row before the tick) + (the row after it)).
+So out[t] is always a change that keeps T a set with one row per key. State: T by key.
 """
 from __future__ import annotations
 
@@ -40,12 +50,36 @@ class Input(Operator):
                 continue
             seen.add(name)
             columns.append(Column(name, type_, bool(col.get("nullable", True))))
-        if not problems:
-            self.output_schema = Schema(tuple(columns))
-        return problems
+        if problems:
+            return problems
+        self.primary_key = []
+        key = self.params.get("primary_key")
+        if key is not None:
+            names = [c.name for c in columns]
+            if not isinstance(key, list) or not key or not all(isinstance(k, str) for k in key):
+                return [self.problem("parameter 'primary_key' must be a non-empty list of column names", param="primary_key")]
+            for name in key:
+                if name not in names:
+                    problems.append(self.problem(f"primary_key: unknown column {name!r} (columns: {', '.join(names)})", param="primary_key"))
+            if len(set(key)) != len(key):
+                problems.append(self.problem("primary_key: a column is listed twice", param="primary_key"))
+            if problems:
+                return problems
+            self.primary_key = list(key)
+            columns = [Column(c.name, c.type, False) if c.name in self.primary_key else c for c in columns]
+        self.output_schema = Schema(tuple(columns))
+        return []
 
     def query(self, inputs):
         return inputs["in"]
+
+    def reference_state(self, literal: bool):
+        """A keyed table's executor in the reference evaluator (None: the default one)."""
+        if not getattr(self, "primary_key", None):
+            return None
+        from ..upsert import KeyedTableReference
+
+        return KeyedTableReference(self, literal)
 
     def spark(self, ctx, inputs):
         return inputs["in"]

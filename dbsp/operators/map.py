@@ -7,6 +7,8 @@ has exactly these columns, in this order (an expression may be just a column nam
 """
 from __future__ import annotations
 
+import pyarrow as pa
+
 from ..types import Column, Schema
 from .base import Operator, valid_column_name
 
@@ -43,6 +45,18 @@ class Map(Operator):
     def query(self, inputs):
         fns = self._python
         return inputs["in"].map_rows(lambda row: tuple(f(row) for f in fns))
+
+    def arrow(self, tables, output):
+        from ..arrow_expr import compile_arrow
+
+        if not hasattr(self, "_arrow"):
+            forms = [compile_arrow(e) for _, e in self.exprs]
+            self._arrow = None if None in forms else forms
+        if self._arrow is None:
+            return None
+        table = tables["in"]
+        columns = [f(table).cast(field.type) for f, field in zip(self._arrow, output)]
+        return pa.Table.from_arrays([*columns, table["__w"]], schema=output)
 
     def spark(self, ctx, inputs):
         from ..spark.zsets import WEIGHT

@@ -35,5 +35,10 @@ class Union(SameColumnsPair):
     def query(self, inputs):
         return inputs["a"] + inputs["b"]
 
+    def arrow(self, tables, output):
+        import pyarrow as pa
+
+        return pa.concat_tables([tables["a"].cast(output), tables["b"].cast(output)])
+
     def spark(self, ctx, inputs):
         return inputs["a"].unionByName(inputs["b"])

@@ -14,6 +14,7 @@ from ..types import Schema
 from ..zset import ZSet
 from .batch import Batch
 from .incremental import INCREMENTAL, PRIMITIVES, Lifted
+from .ordered import ordered_executor
 from .session import get_session
 from .zsets import WEIGHT, consolidate_arrow
 
@@ -56,17 +57,22 @@ def spark_schema(schema: Schema, columns: list[str] | None = None, weight: bool 
 
 
 class SparkRuntime(Runtime):
-    def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int = 200_000,
-                 arrow_max_rows: int = 1_000_000):
+    def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int = 2_000_000,
+                 arrow_max_rows: int = 1_000_000, vector_min_rows: int = 1_000):
         self.spark = session or get_session()
         self.jobs = 0  # Spark jobs this runtime started (lookups, materializations, spills)
         #: changes up to this many rows are computed on the driver (see spark/incremental.py)
         self.driver_max_rows = driver_max_rows
         #: a trace keeps at most this many rows on the driver before they move to Spark
+        #: (probing them there is a vectorised scan of a few ms; a Spark lookup job is
+        #: 50-100 ms: 2M rows of a few columns are tens of MB per trace)
         self.recent_max = recent_max
         #: changes up to this many rows use vectorized Arrow operators on the driver
         #: (joins against state rows fetched by key); larger ones run entirely on Spark
         self.arrow_max_rows = arrow_max_rows
+        #: from this many rows on, an operator with a vectorised (Arrow) form uses it even
+        #: below driver_max_rows: row-by-row Python is faster only for small changes
+        self.vector_min_rows = vector_min_rows
         self._arrow_schemas: dict[Schema, pa.Schema] = {}
         super().__init__(plan)
 
@@ -86,24 +92,63 @@ class SparkRuntime(Runtime):
         return self.spark.createDataFrame(table, schema=spark_schema(schema))
 
     def to_zset_table(self, table: pa.Table, schema: Schema) -> ZSet:
-        names = schema.names
-        return ZSet((tuple(r[n] for n in names), r[WEIGHT]) for r in table.to_pylist())
+        columns = [table[n].to_pylist() for n in schema.names]
+        return ZSet(zip(zip(*columns) if columns else [()] * table.num_rows, table[WEIGHT].to_pylist()))
 
     def to_zset(self, batch) -> ZSet:
         return ZSet() if batch is None else self.to_zset_table(batch.table(), batch.schema)
 
     def to_table(self, z: ZSet, schema: Schema) -> pa.Table:
-        names = schema.names
-        return pa.Table.from_pylist([dict(zip(names, row)) | {WEIGHT: w} for row, w in z], schema=self.arrow_schema(schema))
+        target = self.arrow_schema(schema)
+        items = list(z)
+        rows = [row for row, _ in items]
+        columns = [pa.array([r[i] for r in rows], field.type) for i, field in enumerate(target) if field.name != WEIGHT]
+        return pa.Table.from_arrays([*columns, pa.array([w for _, w in items], pa.int64())], schema=target)
+
+    def empty_table(self, schema: Schema) -> pa.Table:
+        return self.arrow_schema(schema).empty_table()
 
     def empty(self, schema: Schema):
         return self.local_df(self.arrow_schema(schema).empty_table(), schema)
 
+    def close(self) -> None:
+        """Unpersist every trace's cached Spark levels, wherever an executor keeps one
+        (inside fixed points' per-iteration executors, windows' inner aggregates, ...)."""
+        from .trace import Trace
+
+        seen: set[int] = set()
+
+        def walk(obj, depth=0):
+            if id(obj) in seen or depth > 6 or obj is self:
+                return
+            seen.add(id(obj))
+            if isinstance(obj, Trace):
+                obj.release()
+                return
+            if isinstance(obj, dict):
+                values = obj.values()
+            elif isinstance(obj, (list, tuple)):
+                values = obj
+            else:
+                values = getattr(obj, "__dict__", {}).values()
+            for value in values:
+                if isinstance(value, (Trace, dict, list, tuple)) or type(value).__module__.startswith("dbsp."):
+                    walk(value, depth + 1)
+
+        for executor in self.executors.values():
+            walk(executor)
+
     # ---- Runtime hooks ---------------------------------------------------------------
     def make_executor(self, node_id):
         op, schema = self.plan.operators[node_id], self.plan.schemas[node_id]
+        if op.kind == "fixedpoint":
+            from .fixedpoint import FixedPointRecompute, node_executor
+
+            return FixedPointRecompute(self, op, schema) if self.plan.literal else node_executor(self, op, schema)
         if op.stream:
             return PRIMITIVES[op.kind](self, op, schema)
+        if executor := ordered_executor(self, op, schema, self.plan.literal):  # windows, keyed tables
+            return executor
         if not self.plan.literal and op.kind in INCREMENTAL:
             return INCREMENTAL[op.kind](self, op, schema)
         return Lifted(self, op, schema)
@@ -117,6 +162,9 @@ class SparkRuntime(Runtime):
 
     def collect(self, value) -> ZSet:
         return self.to_zset(value)
+
+    def size(self, value) -> int | None:
+        return 0 if value is None else value.rows
 
     def rows_out(self, value) -> int:
         return 0 if value is None else value.table().num_rows

@@ -18,6 +18,17 @@ class Batch:
     def of_table(cls, ctx, schema, table: pa.Table) -> "Batch | None":
         return None if table is None or table.num_rows == 0 else cls(ctx, schema, table=table)
 
+    def snapshot_state(self):
+        return self.schema, self.table()
+
+    @classmethod
+    def restore_state(cls, state, ctx, fresh=None):
+        schema, table = state
+        return cls.of_table(ctx, schema, table)
+
+    def __deepcopy__(self, memo):
+        return self  # a change is never modified in place
+
     def df(self):
         if self._df is None:
             self._df = self.ctx.local_df(self._table, self.schema)

@@ -6,8 +6,9 @@ empty change) and returns this tick's output (Batch or None). Stateful executors
 materialize their output on the driver (one Spark job each) so lineage never grows.
 
 Small changes stay on the driver: a linear operator whose inputs are all driver-side
-and at most `ctx.driver_max_rows` rows is applied with its Python form (the same
-semantics, checked equal by the tests) — Spark's optimizer does the same for
+and fewer than `ctx.vector_min_rows` rows is applied with its Python form (the same
+semantics, checked equal by the tests); up to `ctx.arrow_max_rows`, with its Arrow form
+when it has one (and its Python form up to `ctx.driver_max_rows` when not) — Spark's optimizer does the same for
 projections over local relations; only the collect would have cost a job. Aggregates
 fetch just the touched groups' rows from their Spark state (one broadcast semi-join)
 and compute old and new rows on the driver. Large changes take the all-Spark path.
@@ -17,12 +18,15 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
+import pyarrow.compute as pc
+
 
 from ..operators.base import Operator
 from ..zset import ZSet
+from .accumulate import LinearAggregateDelta
 from .batch import Batch
 from .trace import Trace
-from .zsets import WEIGHT, negate, null_safe_semi, union_all
+from .zsets import WEIGHT, consolidate_arrow, negate, null_safe_semi, union_all
 
 
 class Lifted:
@@ -37,9 +41,18 @@ class Lifted:
             return None
         if self.op.kind in ("input", "output"):  # identities: pass the change through as it is
             return inputs["in"]
-        if all(v.rows is not None for v in present) and sum(v.rows for v in present) <= self.ctx.driver_max_rows:
-            zsets = {p: (self.ctx.to_zset(v) if v is not None else ZSet()) for p, v in inputs.items()}
-            return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(self.op.query(zsets), self.schema))
+        ctx = self.ctx
+        on_driver = all(v.rows is not None for v in present)
+        rows = sum(v.rows for v in present) if on_driver else None
+        if on_driver and min(ctx.vector_min_rows, ctx.driver_max_rows + 1) <= rows <= ctx.arrow_max_rows:
+            # vectorised on the driver, when the operator has that form
+            tables = {p: (v.table() if v is not None else ctx.empty_table(self.op.input_schemas[p])) for p, v in inputs.items()}
+            out = self.op.arrow(tables, ctx.arrow_schema(self.schema))
+            if out is not None:
+                return Batch.of_table(ctx, self.schema, consolidate_arrow(out))
+        if on_driver and rows <= ctx.driver_max_rows:
+            zsets = {p: (ctx.to_zset(v) if v is not None else ZSet()) for p, v in inputs.items()}
+            return Batch.of_table(ctx, self.schema, ctx.to_table(self.op.query(zsets), self.schema))
         frames = {p: (v.df() if v is not None else self.ctx.empty(self.op.input_schemas[p])) for p, v in inputs.items()}
         return Batch(self.ctx, self.schema, df=self.op.spark(self.ctx, frames))
 
@@ -66,7 +79,7 @@ class JoinDelta:
     def step(self, inputs):
         da, db = inputs["left"], inputs["right"]
         rows = sum(v.table().num_rows for v in (da, db) if v is not None)
-        if rows <= self.ctx.driver_max_rows:
+        if rows <= self.ctx.driver_max_rows and rows < self.ctx.vector_min_rows:
             out = self._on_driver(da, db)
         elif rows <= self.ctx.arrow_max_rows:
             out = self._with_arrow(da, db)
@@ -78,11 +91,14 @@ class JoinDelta:
             self.right.add(db.table())
         return out
 
-    def _keys(self, batch, columns):
-        if not columns:
-            return [()]
-        keys = batch.table().select(columns).group_by(columns, use_threads=False).aggregate([]).to_pylist()
-        return [tuple(k[c] for c in columns) for k in keys if None not in k.values()]
+    def _keys(self, batch, columns, named) -> pa.Table:
+        """The change's distinct join keys without NULLs (an inner join never matches a
+        NULL key), its columns named as the other side's (`named`)."""
+        keys = batch.table().select(columns)
+        valid = None
+        for c in columns:
+            valid = pc.is_valid(keys[c]) if valid is None else pc.and_(valid, pc.is_valid(keys[c]))
+        return keys.filter(valid).group_by(columns, use_threads=False).aggregate([]).select(columns).rename_columns(named)
 
     def _old_state(self, da, db):
         """The state rows each side's change meets: I(b)_{t-1} for Δa and I(a)_{t-1} for Δb.
@@ -92,12 +108,12 @@ class JoinDelta:
         def old_b():
             if da is None:
                 return None
-            return self.right.lookup(op.right_keys, self._keys(da, op.left_keys)) if op.right_keys else self._all(self.right)
+            return self.right.lookup(op.right_keys, self._keys(da, op.left_keys, op.right_keys)) if op.right_keys else self._all(self.right)
 
         def old_a():
             if db is None:
                 return None
-            return self.left.lookup(op.left_keys, self._keys(db, op.right_keys)) if op.left_keys else self._all(self.left)
+            return self.left.lookup(op.left_keys, self._keys(db, op.right_keys, op.left_keys)) if op.left_keys else self._all(self.left)
 
         if da is not None and db is not None and (self.left.levels or self.right.levels):
             future = _LOOKUPS.submit(old_a)
@@ -268,112 +284,14 @@ class AggregateDelta:
     def _on_spark(self, d, before):
         """A large change: old and new rows of the touched groups, aggregated by Spark."""
         keys_df = self._touched_keys(d.table())
-        after = self.inputs.df()
-        new = self.op.spark_recompute(null_safe_semi(after, keys_df, self.op.group_by))
-        parts = [new]
+        after = self.inputs.df()  # None when the change cancelled the whole state
+        parts = [self.op.spark_recompute(null_safe_semi(after, keys_df, self.op.group_by))] if after is not None else []
         if before is not None:
             parts.append(negate(self.op.spark_recompute(null_safe_semi(before, keys_df, self.op.group_by))))
-        return Batch(self.ctx, self.schema, df=union_all(parts)).materialize()
+        return Batch(self.ctx, self.schema, df=union_all(parts)).materialize() if parts else None
 
     def state_rows(self) -> int:
         return self.inputs.rows
-
-
-class LinearAggregateDelta:
-    """count / sum / avg only: these are linear, so the state is one accumulator per group
-    (Σw, and per aggregate Σ w·e and Σ w over non-NULL e) — DBSP's per-key accumulator,
-    whose size is the number of groups, not of input rows. A change is summarised with
-    Arrow's group-by (on the driver; Spark for a large change), folded into the
-    accumulators of the groups it touches, and each touched group's row is retracted
-    and re-emitted. Same results as dbsp.aggregates, exactly for integer columns.
-    """
-
-    def __init__(self, ctx, op, schema):
-        self.ctx, self.op, self.schema = ctx, op, schema
-        self.acc: dict[tuple, list] = {}
-        self.started = False
-        in_schema = op.input_schemas["in"]
-        self._python = [(fn, e.to_python(in_schema) if e else None, e) for fn, e, _, _ in op.aggs]
-
-    @classmethod
-    def applies(cls, op) -> bool:
-        return all(fn in ("count", "sum", "avg") for fn, *_ in op.aggs)
-
-    def step(self, inputs):
-        d = inputs["in"]
-        first, self.started = not self.started, True
-        if d is None and not (first and self.op.is_global):
-            return None
-        summary = self._summarise(d) if d is not None else {}
-        if self.op.is_global:
-            summary.setdefault((), [0] * (1 + 2 * len(self.op.aggs)))
-        out = []
-        for key, part in summary.items():
-            old = self.acc.get(key)
-            new = part if old is None else [a + b for a, b in zip(old, part)]
-            if old is not None and self._present(old):
-                out.append((key + self._row(old), -1))
-            if self._present(new):
-                out.append((key + self._row(new), 1))
-            if new[0] == 0 and not any(new[1:]) and not self.op.is_global:
-                self.acc.pop(key, None)
-            else:
-                self.acc[key] = new
-        return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(ZSet(out), self.schema))
-
-    def _present(self, acc) -> bool:
-        return self.op.is_global or acc[0] != 0
-
-    def _row(self, acc) -> tuple:
-        values = []
-        for i, (fn, _, e) in enumerate(self._python):
-            s, n = acc[1 + 2 * i], acc[2 + 2 * i]
-            if fn == "count":
-                values.append(acc[0] if e is None else n)
-            elif fn == "sum":
-                values.append((0 if self.op.is_global else None) if n == 0 else s)
-            else:  # avg
-                values.append(None if n == 0 else float(s) / n)
-        return tuple(values)
-
-    def _summarise(self, d) -> dict[tuple, list]:
-        """key -> [Σw, Σw·e1, Σw[e1 not null], ...] of this change (Arrow group-by)."""
-        import pyarrow.compute as pc
-
-        table = d.table()
-        names = self.op.input_schemas["in"].names
-        w = table["__w"]
-        cols, aggs = {}, []
-        rows = None
-        for i, (fn, f, e) in enumerate(self._python):
-            if e is None:
-                values = None
-            elif e.op == "col":
-                values = table[e.value]
-            else:
-                rows = rows if rows is not None else [tuple(r) for r in zip(*(table[n].to_pylist() for n in names))]
-                values = pa.array([f(r) for r in rows], type=self.ctx.arrow_schema(self.schema).field(self.op.aggs[i][2]).type
-                                  if fn == "sum" else None)
-            if values is None:
-                cols[f"s{i}"] = pa.array([0] * table.num_rows, pa.int64())
-                cols[f"n{i}"] = pa.array([0] * table.num_rows, pa.int64())
-            else:
-                cols[f"s{i}"] = pc.multiply(values, pc.cast(w, values.type) if pa.types.is_floating(values.type) else w)
-                cols[f"n{i}"] = pc.if_else(pc.is_null(values), 0, w)
-            aggs += [(f"s{i}", "sum"), (f"n{i}", "sum")]
-        keyed = pa.table({**{k: table[k] for k in self.op.group_by}, "__w": w, **cols})
-        grouped = keyed.group_by(self.op.group_by, use_threads=False).aggregate([("__w", "sum")] + aggs)
-        out = {}
-        for r in grouped.to_pylist():
-            key = tuple(r[k] for k in self.op.group_by)
-            part = [r["__w_sum"]]
-            for i in range(len(self._python)):
-                part += [r[f"s{i}_sum"] or 0, r[f"n{i}_sum"] or 0]
-            out[key] = part
-        return out
-
-    def state_rows(self) -> int:
-        return len(self.acc)
 
 
 class IntegrateState:

@@ -56,3 +56,43 @@ def concat(tables: list[pa.Table | None]) -> pa.Table | None:
     if not tables:
         return None
     return tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
+
+
+def fill_value(t: pa.DataType) -> pa.Scalar:
+    """Any value of type t (what a NULL is filled with in join codes)."""
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.scalar("", t)
+    if pa.types.is_boolean(t):
+        return pa.scalar(False)
+    if pa.types.is_timestamp(t) or pa.types.is_date64(t):
+        return pa.scalar(0, pa.int64()).cast(t)
+    if pa.types.is_date32(t):
+        return pa.scalar(0, pa.int32()).cast(t)
+    return pa.scalar(0).cast(t)
+
+
+def join_codes(columns: list[str]) -> list[str]:
+    """The names `with_join_codes` adds for `columns`."""
+    return [f"__k{i}" for i in range(len(columns))] + [f"__null{i}" for i in range(len(columns))]
+
+
+def with_join_codes(table: pa.Table, columns: list[str]) -> pa.Table:
+    """`table` plus NULL-safe join columns: each of `columns` with NULL filled, and its
+    is-NULL flag. Arrow's hash join, like SQL's, never matches NULL keys; joining on
+    these codes matches NULL with NULL (row identity, as consolidation needs)."""
+    for i, c in enumerate(columns):
+        table = table.append_column(f"__k{i}", pc.fill_null(table[c], fill_value(table[c].type)))
+    for i, c in enumerate(columns):
+        table = table.append_column(f"__null{i}", pc.is_null(table[c]))
+    return table
+
+
+def null_safe_semi_arrow(table: pa.Table, keys: pa.Table, columns: list[str], anti: bool = False) -> pa.Table:
+    """Rows of `table` whose `columns` equal (NULL-safe) a row of `keys` (or, with
+    `anti`, equal none), with `table`'s columns."""
+    if len(columns) == 1 and not anti:
+        return table.filter(pc.is_in(table[columns[0]], value_set=keys[columns[0]], skip_nulls=False))
+    codes = join_codes(columns)
+    found = with_join_codes(table, columns).join(with_join_codes(keys.select(columns), columns).select(codes), keys=codes,
+                                                 join_type="left anti" if anti else "left semi", use_threads=False)
+    return found.select(table.column_names)

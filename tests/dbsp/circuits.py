@@ -5,6 +5,10 @@ from hypothesis import strategies as st
 
 T1 = [{"name": "k", "type": "bigint"}, {"name": "v", "type": "bigint"}, {"name": "s", "type": "string"}]
 T2 = [{"name": "k", "type": "bigint"}, {"name": "x", "type": "bigint"}]
+# A keyed table (upsert) with an event time: windows over it see in-order and
+# out-of-order times, replacements (−old +new) and deletes by key.
+T3 = [{"name": "id", "type": "bigint"}, {"name": "ts", "type": "bigint"}, {"name": "y", "type": "bigint"}]
+WINDOW_COLUMNS = {"window_start", "window_end"}
 
 KEYS = st.sampled_from([0, 1, 2, None])
 SMALL = st.sampled_from([-2, -1, 0, 1, 3, None])
@@ -47,16 +51,43 @@ def draw_right(draw, b, nums):
     return renamed, rcols, prefix, draw(st.sampled_from(nums)), prefix + draw(st.sampled_from(bigints(rcols)))
 
 
+def draw_window(draw, b, src, cols, nums):
+    """A tumbling, sliding or session windowed aggregate over a bigint event time."""
+    time = draw(st.sampled_from(nums))
+    nums = bigints(cols)
+    kind = draw(st.sampled_from(["tumbling_window", "sliding_window", "session_window"]))
+    params = {"time": time, "lateness": draw(st.sampled_from([0, 1, 4])),
+              "group_by": draw(st.sampled_from([[]] + [[c["name"]] for c in cols if c["name"] != time][:2]))}
+    if kind == "tumbling_window":
+        params["size"] = draw(st.sampled_from([1, 2, 5]))
+    elif kind == "sliding_window":
+        params["size"], params["slide"] = draw(st.sampled_from([(4, 2), (5, 2), (3, 3)]))
+    else:
+        params["gap"] = draw(st.sampled_from([1, 2, 4]))
+    aggs, out_cols = [], [c for c in cols if c["name"] in params["group_by"]]
+    out_cols += [{"name": "window_start", "type": "bigint"}, {"name": "window_end", "type": "bigint"}]
+    for i, fn in enumerate(draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max"]), min_size=1, max_size=2, unique=True))):
+        aggs.append({"fn": fn, "expr": draw(st.sampled_from(nums)), "as": f"a{b.n + 1}_{i}"})
+        out_cols.append({"name": f"a{b.n + 1}_{i}", "type": "double" if fn == "avg" else "bigint"})
+    params["aggregates"] = aggs
+    b.node(kind, params, {"in": src}, out_cols)
+
+
 @st.composite
-def circuits(draw, max_ops=4):
+def circuits(draw, max_ops=4, window_first=False):
+    """window_first: start with a window over t1 (plain table) or t3 (keyed table)."""
     b = Builder()
-    b.nodes += [{"id": "t1", "kind": "input", "params": {"schema": T1}}, {"id": "t2", "kind": "input", "params": {"schema": T2}}]
-    b.streams += [("t1", T1), ("t2", T2)]
+    b.nodes += [{"id": "t1", "kind": "input", "params": {"schema": T1}}, {"id": "t2", "kind": "input", "params": {"schema": T2}},
+                {"id": "t3", "kind": "input", "params": {"schema": T3, "primary_key": ["id"]}}]
+    b.streams += [("t1", T1), ("t2", T2), ("t3", T3)]
+    if window_first:
+        src, cols = draw(st.sampled_from([("t3", T3), ("t1", T1)]))
+        draw_window(draw, b, src, cols, ["ts"] if src == "t3" else ["v", "k"])
     for _ in range(draw(st.integers(1, max_ops))):
         src, cols = draw(st.sampled_from(b.streams))
         nums = bigints(cols)
         kind = draw(st.sampled_from(["filter", "map", "distinct", "union", "difference", "join", "aggregate", "flat_map",
-                                     "semijoin", "antijoin", "left_join", "top_k"]))
+                                     "semijoin", "antijoin", "left_join", "top_k", "window"]))
         if kind == "filter" and nums:
             c = draw(st.sampled_from(nums))
             pred = draw(st.sampled_from([f"{c} > 0", f"{c} IS NULL", f"{c} % 2 = 0 OR {c} IS NULL", f"{c} BETWEEN -1 AND 1", f"NOT ({c} IN (1, 2))"]))
@@ -98,6 +129,8 @@ def circuits(draw, max_ops=4):
                 aggs.append({"fn": fn, "expr": arg if fn != "count" or draw(st.booleans()) else None, "as": f"a{b.n + 1}_{i}"})
                 out_cols.append({"name": f"a{b.n + 1}_{i}", "type": "double" if fn == "avg" else "bigint"})
             b.node("aggregate", {"group_by": group, "aggregates": aggs}, {"in": src}, out_cols)
+        elif kind == "window" and nums and not WINDOW_COLUMNS & {c["name"] for c in cols}:
+            draw_window(draw, b, src, cols, nums)
         elif kind == "flat_map" and any(c["type"] == "string" for c in cols):
             s = next(c["name"] for c in cols if c["type"] == "string")
             b.node("flat_map", {"column": s, "separator": " "}, {"in": src},
@@ -113,9 +146,31 @@ def record(row_strategy):
 T1_ROWS = st.fixed_dictionaries({"k": KEYS, "v": SMALL, "s": WORDS})
 T2_ROWS = st.fixed_dictionaries({"k": KEYS, "x": SMALL})
 
+# The keyed table: ids collide (replacements, deletes by key of other values, deletes of
+# absent keys); event times jump forwards and backwards (late rows).
+T3_ROWS = st.fixed_dictionaries({"id": st.sampled_from([0, 1, 2, 3]), "ts": st.one_of(st.integers(0, 12), st.none()), "y": SMALL})
+KEYED_RECORD = st.tuples(st.sampled_from(["insert", "insert", "delete", "weight"]), T3_ROWS, st.sampled_from([-1, 1])).map(
+    lambda t: {t[0]: t[1]} if t[0] != "weight" else {"weight": t[2], "data": t[1]})
+
 # A tick: some records per input (possibly none: empty ticks), duplicates and deletes of
 # absent rows included.
 TICKS = st.lists(
-    st.fixed_dictionaries({"t1": st.lists(record(T1_ROWS), max_size=4), "t2": st.lists(record(T2_ROWS), max_size=3)}),
-    min_size=1, max_size=4,
+    st.fixed_dictionaries({"t1": st.lists(record(T1_ROWS), max_size=4), "t2": st.lists(record(T2_ROWS), max_size=3),
+                           "t3": st.lists(KEYED_RECORD, max_size=4)}),
+    min_size=1, max_size=5,
 )
+
+# Ticks for windows: more of them, event times moving forwards and back, so rows arrive
+# late against the waterline, deletes reach closed windows, and state is collected.
+WINDOW_TICKS = st.lists(
+    st.fixed_dictionaries({"t1": st.lists(record(T1_ROWS), max_size=4),
+                           "t3": st.lists(KEYED_RECORD.map(lambda r: _shift_ts(r)), max_size=5)}),
+    min_size=3, max_size=7,
+)
+
+
+def _shift_ts(rec):
+    data = rec.get("insert") or rec.get("delete") or rec.get("data")
+    if data["ts"] is not None:
+        data["ts"] = data["ts"] * 3 - 6  # -6 .. 30
+    return rec

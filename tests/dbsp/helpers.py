@@ -32,7 +32,7 @@ def run(document, ticks, spark=None):
         runtimes.append(SparkRuntime(plan, spark))
     results = []
     for tick in ticks:
-        changes = {n: changes_from_records(r, plan.inputs[n]) for n, r in tick.items()}
+        changes = {n: changes_from_records(r, plan.inputs[n], plan.primary_key(n)) for n, r in tick.items()}
         outs = [rt.step(changes).outputs for rt in runtimes]
         for other in outs[1:]:
             assert other == outs[0], f"Spark and reference differ at tick {len(results)}"

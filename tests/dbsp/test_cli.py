@@ -69,3 +69,33 @@ def test_bad_push_file_names_the_line_and_row(tmp_path):
     result = cli("run", str(EXAMPLES / "transactions.json"), str(pushes), "--backend", "reference", check=False)
     assert result.returncode == 1
     assert "p.jsonl:1: row 0, column 'amount'" in result.stderr
+
+
+CLOSURES = ["01 02 03 12 13 23", "01 02 03 12 13 23 04 14 24 34", "01 23 24 34", "12 13 14 23 24 34"]
+
+
+def _pairs(spec):
+    return {(int(p[0]), int(p[1])) for p in spec.split()}
+
+
+@pytest.mark.parametrize("backend", ["spark", "reference"])
+def test_transitive_closure_oracle(backend):
+    out = cli("run", str(EXAMPLES / "transitive_closure.json"), str(EXAMPLES / "transitive_closure.pushes.jsonl"), "--backend", backend)
+    lines = out.stdout.strip().splitlines()
+    states = integrate(lines, "closure")
+    for t, (state, expected) in enumerate(zip(states, CLOSURES)):
+        assert {(dict(r)["src"], dict(r)["dst"]): w for r, w in state} == {p: 1 for p in _pairs(expected)}, f"tick {t}"
+    tick2 = json.loads(lines[2])["outputs"]["closure"]
+    assert sorted((r["data"]["src"], r["data"]["dst"], r["weight"]) for r in tick2) == sorted(
+        (a, b, -1) for a, b in _pairs("02 03 04 12 13 14"))
+
+
+def test_stratified_negation_pairs_not_reachable():
+    """not_reachable = known nodes² - closure, with the closure of each tick above."""
+    out = cli("run", str(EXAMPLES / "not_reachable.json"), str(EXAMPLES / "not_reachable.pushes.jsonl"))
+    states = integrate(out.stdout.strip().splitlines(), "not_reachable")
+    for t, (state, closure) in enumerate(zip(states, CLOSURES)):
+        edges = [_pairs("01 12 23"), _pairs("01 12 23 34"), _pairs("01 23 34"), _pairs("12 23 34")][t]
+        nodes = {n for e in edges for n in e}
+        expected = {(a, b) for a in nodes for b in nodes} - _pairs(closure)
+        assert {(dict(r)["src"], dict(r)["dst"]): w for r, w in state} == {p: 1 for p in expected}, f"tick {t}"
