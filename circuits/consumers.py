@@ -5,40 +5,72 @@ the run's group *first*, then reads the database, so no tick can fall between th
 snapshot and the live stream; live messages at or below the last sequence sent are
 dropped, and a gap is filled from the stored deltas. `?since=N` (a reconnect) gets the
 stored deltas after N instead of a snapshot, or a snapshot when N is too far behind.
+`?share=<token>` opens the run of an unlisted circuit, as on REST reads.
+The messages are documented in docs/live-protocol.md.
 """
+import asyncio
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
+from redis.exceptions import RedisError
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from . import services
 from .models import Circuit, Run
 
 MAX_REPLAY_TICKS = 1000
+#: Re-join the run's group this often: a Redis restart forgets group memberships.
+REJOIN_EVERY = 30.0
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self):
         self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
         self.last_seq = None
+        self._rejoin = None
         if not await self._visible():
             await self.close(code=4404)  # same answer as a run that does not exist
             return
         self.group = f"run.{self.run_id}"
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self._join()
         await self.accept()
         since = parse_qs(self.scope.get("query_string", b"").decode()).get("since", [None])[0]
         first = await self._initial(since)
         for message in first:
             await self._send(message)
+        self._rejoin = asyncio.create_task(self._keep_membership())
+
+    async def _join(self, attempts: int = 3):
+        """Join the run's group; after a Redis restart the first try may hit a pooled
+        connection to the old server, so try again on a fresh one."""
+        for attempt in range(attempts):
+            try:
+                return await self.channel_layer.group_add(self.group, self.channel_name)
+            except (ConnectionError, OSError, RedisError):
+                if attempt == attempts - 1:
+                    raise
+                await asyncio.sleep(0.2 * (attempt + 1))
 
     async def disconnect(self, code):
+        if self._rejoin is not None:
+            self._rejoin.cancel()
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
+    async def _keep_membership(self):
+        while True:
+            await asyncio.sleep(REJOIN_EVERY)
+            try:
+                await self._join(attempts=1)
+            except Exception:  # noqa: BLE001 - Redis is away; try again next round
+                pass
+
     async def receive_json(self, content, **kwargs):
-        if content.get("type") == "ping":
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "ping":
             await self.send_json({"type": "pong"})
+        else:
+            await self.send_json({"type": "error", "error": f"Unknown message type {kind!r}; clients may only send {{\"type\": \"ping\"}}."})
 
     async def run_message(self, event):
         """A message a worker published to the run's group."""
@@ -59,42 +91,53 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     @database_sync_to_async
     def _visible(self) -> bool:
         run = Run.objects.filter(pk=self.run_id).only("circuit_id").first()
-        return run is not None and Circuit.visible_to(self.scope["user"]).filter(pk=run.circuit_id).exists()
+        share = parse_qs(self.scope.get("query_string", b"").decode()).get("share", [None])[0]
+        return run is not None and Circuit.visible_to(self.scope["user"], share).filter(pk=run.circuit_id).exists()
 
     @database_sync_to_async
     def _initial(self, since):
+        from .run_control import lag_of, status_message
+
         run = Run.objects.select_related("version").get(pk=self.run_id)
+        lag = lag_of(run.pk)
         try:
             since = int(since) if since is not None else None
         except ValueError:
             since = None
         if since is not None and -1 <= since <= run.current_tick and run.current_tick - since <= MAX_REPLAY_TICKS:
-            return [_status(run)] + _deltas(run, since, run.current_tick)
-        return [
-            {
-                "type": "snapshot",
-                "seq": run.current_tick,
-                "tick": run.current_tick,
-                "status": run.status,
-                "views": services.integrated_views(run, run.current_tick),
-            },
-            _status(run),
-        ]
+            return [status_message(run, lag)] + _deltas(run, since, run.current_tick, lag)
+        return [snapshot_message(run, lag), status_message(run, lag)]
 
     @database_sync_to_async
     def _deltas_after(self, after: int, upto: int):
-        return _deltas(Run.objects.get(pk=self.run_id), after, upto)
+        from .run_control import lag_of
+
+        return _deltas(Run.objects.get(pk=self.run_id), after, upto, lag_of(self.run_id))
 
 
-def _status(run: Run) -> dict:
-    return {"type": "status", "status": run.status, "current_tick": run.current_tick, "error": run.error}
+def snapshot_message(run: Run, lag: dict) -> dict:
+    """Every output view integrated up to the current tick, with that tick's frontier and stats."""
+    last = run.ticks.filter(tick=run.current_tick).only("frontier", "stats").first()
+    frontier = {node: {"tick": -1} for node in services.plan_for(run.version).order}
+    if last is not None:
+        frontier.update(last.frontier)
+    return {
+        "type": "snapshot",
+        "seq": run.current_tick,
+        "tick": run.current_tick,
+        "status": run.status,
+        "views": services.integrated_views(run, run.current_tick),
+        "frontier": frontier,
+        "stats": last.stats if last is not None else {},
+        "lag": lag,
+    }
 
 
-def _deltas(run: Run, after: int, upto: int) -> list[dict]:
-    return [delta_message(t) for t in run.ticks.filter(tick__gt=after, tick__lte=upto).order_by("tick")]
+def _deltas(run: Run, after: int, upto: int, lag: dict) -> list[dict]:
+    return [delta_message(t, lag) for t in run.ticks.filter(tick__gt=after, tick__lte=upto).order_by("tick")]
 
 
-def delta_message(tick_output) -> dict:
+def delta_message(tick_output, lag: dict | None = None) -> dict:
     return {
         "type": "delta",
         "seq": tick_output.tick,
@@ -103,4 +146,5 @@ def delta_message(tick_output) -> dict:
         "frontier": tick_output.frontier,
         "stats": tick_output.stats,
         "ms": tick_output.ms,
+        "lag": lag,
     }

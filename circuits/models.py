@@ -2,6 +2,8 @@
 pushed change, and the output deltas each tick produced."""
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -13,11 +15,33 @@ class Visibility(models.TextChoices):
     PUBLIC = "public"
 
 
+def new_share_token() -> str:
+    """An unguessable capability for reading an unlisted circuit (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
+class Tag(models.Model):
+    """A label on circuits; lower-case, shared by everyone, filterable (`?tag=`)."""
+
+    name = models.SlugField(max_length=50, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Circuit(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="circuits")
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, default="")
     visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.PRIVATE)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="circuits")
+    # The capability in share links (`/api/shared/<token>/`, `X-Share-Token`, `?share=`):
+    # it opens an unlisted circuit to whoever holds it; revoking rotates it.
+    share_token = models.CharField(max_length=64, unique=True, default=new_share_token, editable=False)
+    forked_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -29,15 +53,39 @@ class Circuit(models.Model):
 
     @property
     def latest_version(self) -> "CircuitVersion | None":
+        prefetched = getattr(self, "_prefetched_objects_cache", {}).get("versions")
+        if prefetched is not None:
+            return max(prefetched, key=lambda v: v.number, default=None)
         return self.versions.order_by("-number").first()
 
     @classmethod
-    def visible_to(cls, user):
-        """Circuits a user may read: their own, and anyone's public or unlisted one."""
-        shared = Q(visibility__in=[Visibility.PUBLIC, Visibility.UNLISTED])
+    def visible_to(cls, user, share_token: str | None = None):
+        """Circuits a user may read: their own, those granted to them, anyone's public
+        one, and the unlisted one whose share token they hold. Private circuits of
+        others are never visible (no token opens them)."""
+        readable = Q(visibility=Visibility.PUBLIC)
+        if share_token:
+            readable |= Q(visibility=Visibility.UNLISTED, share_token=share_token)
         if user.is_authenticated:
-            return cls.objects.filter(shared | Q(owner=user))
-        return cls.objects.filter(shared)
+            readable |= Q(owner=user) | Q(pk__in=CircuitGrant.objects.filter(user=user).values("circuit_id"))
+        return cls.objects.filter(readable)
+
+
+class CircuitGrant(models.Model):
+    """The owner lets another user see the circuit (even a private one) and, with
+    `can_operate`, start/stop its runs and push to them. Managed through the share settings."""
+
+    circuit = models.ForeignKey(Circuit, on_delete=models.CASCADE, related_name="grants")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="circuit_grants")
+    can_operate = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["circuit", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["circuit", "user"], name="unique_circuit_grant")]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.circuit}" + (" (operate)" if self.can_operate else "")
 
 
 class CircuitVersion(models.Model):
@@ -73,6 +121,9 @@ class Run(models.Model):
     current_tick = models.IntegerField(default=-1)
     last_sequence = models.IntegerField(default=0)  # sequence number of the last accepted push
     worker = models.CharField(max_length=200, blank=True, default="")
+    # The worker pool (Celery queue) that runs it: pools sharing one database each sweep
+    # and take over only their own runs ("" = any pool, for runs from before pools).
+    queue = models.CharField(max_length=200, blank=True, default="")
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

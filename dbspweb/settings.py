@@ -25,6 +25,11 @@ def env_int(name: str, default: int) -> int:
     return default if value in (None, "") else int(value)
 
 
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return default if value in (None, "") else float(value)
+
+
 DEBUG = env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me" if DEBUG else "")
 if not SECRET_KEY:
@@ -42,6 +47,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "circuits",
     "workers",
@@ -125,7 +132,10 @@ CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
-            "hosts": [REDIS_URL],
+            # socket_timeout None: redis-py 8 defaults it to 5 s, which aborts the layer's
+            # blocking receive (BZPOPMIN) and tears down every websocket idle for 5 s
+            # (django/channels_redis#422).
+            "hosts": [{"address": REDIS_URL, "socket_timeout": None}],
             "prefix": os.environ.get("CHANNELS_PREFIX", "dbspweb"),
             "capacity": 1000,
             "expiry": 60,
@@ -154,6 +164,22 @@ SPARK_DRIVER_MEMORY = os.environ.get("SPARK_DRIVER_MEMORY", "2g")
 PUSH_MAX_ROWS = env_int("DBSPWEB_PUSH_MAX_ROWS", 100_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DBSPWEB_MAX_BODY_BYTES", 50 * 1024 * 1024)
 TICK_MAX_PUSHES = env_int("DBSPWEB_TICK_MAX_PUSHES", 100)
+# Backpressure: a push beyond this many unapplied pushes of a run gets 429 + Retry-After.
+MAX_PENDING_PUSHES = env_int("DBSPWEB_MAX_PENDING_PUSHES", 1000)
+
+# --- Workers: leases, heartbeats, the sweeper, engine snapshots (workers/) --------------
+# A worker holds a run for LEASE_TTL seconds and renews every HEARTBEAT_EVERY seconds;
+# a dead worker's runs are taken over at most LEASE_TTL + SWEEP_EVERY seconds later.
+LEASE_TTL = env_float("DBSPWEB_LEASE_TTL", 15.0)
+HEARTBEAT_EVERY = env_float("DBSPWEB_HEARTBEAT_EVERY", 3.0)
+SWEEP_EVERY = env_float("DBSPWEB_SWEEP_EVERY", 5.0)
+# Pushes left unapplied this long under a live holder are re-driven (a wake-up lost
+# with the broker, e.g. a Redis restart).
+SWEEP_STALE = env_float("DBSPWEB_SWEEP_STALE", 10.0)
+# Engine snapshots every N ticks (0 = never; recovery then replays the whole log).
+SNAPSHOT_EVERY = env_int("DBSPWEB_SNAPSHOT_EVERY", 100)
+SNAPSHOT_DIR = Path(os.environ.get("DBSPWEB_SNAPSHOT_DIR", VAR_DIR / "snapshots"))
+SNAPSHOT_KEEP = env_int("DBSPWEB_SNAPSHOT_KEEP", 2)
 
 # --- REST framework ----------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -166,9 +192,26 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
     "EXCEPTION_HANDLER": "circuits.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "circuits.api.schema.ErrorBodyAutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "dbspweb API",
+    "DESCRIPTION": (
+        "Circuits as versioned documents, runs, pushes (JSON change records or CSV) and their output "
+        "deltas. Session login for the browser, `Authorization: Token <key>` for scripts. Every 4xx "
+        "answer has the body {\"detail\": str, \"errors\": [problem]}. See docs/api.md."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/",
+    # Swagger UI from the app's own static files, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 LOGIN_URL = "/"
+CSRF_FAILURE_VIEW = "circuits.api.errors.csrf_failure"  # JSON error body under /api/
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -2,6 +2,8 @@
 
 `errors` lists machine-readable problems, each naming its node/port/param or row/field.
 """
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -11,7 +13,12 @@ from ..services import ServiceError
 
 def exception_handler(exc, context):
     if isinstance(exc, ServiceError):
-        return Response({"detail": exc.detail, "errors": exc.errors}, status=exc.status)
+        return Response({"detail": exc.detail, "errors": exc.errors}, status=exc.status, headers=exc.headers or None)
+    if isinstance(exc, RequestDataTooBig):  # else Django answers an HTML 400
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response({"detail": f"The request body is over the limit of {limit} bytes (DBSPWEB_MAX_BODY_BYTES).",
+                         "errors": [{"field": "body", "message": f"more than {limit} bytes"}]},
+                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -19,12 +26,37 @@ def exception_handler(exc, context):
     if isinstance(data, dict) and set(data) == {"detail"}:
         response.data = {"detail": str(data["detail"]), "errors": []}
     elif response.status_code == status.HTTP_400_BAD_REQUEST:
-        errors = []
-        if isinstance(data, dict):
-            for field, messages in data.items():
-                for m in messages if isinstance(messages, list) else [messages]:
-                    errors.append({"field": field, "message": str(m)})
-        else:
-            errors = [{"message": str(m)} for m in (data if isinstance(data, list) else [data])]
+        errors = list(_flatten(data, ""))
         response.data = {"detail": "The request is invalid.", "errors": errors}
     return response
+
+
+def _flatten(data, field: str):
+    """DRF's nested validation errors -> one problem per message, the field as a dotted
+    path (`grants.1.username`); `non_field_errors` names the enclosing field."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            sub = field if key == "non_field_errors" else (f"{field}.{key}" if field else str(key))
+            yield from _flatten(value, sub)
+    elif isinstance(data, list):
+        nested = any(isinstance(item, (dict, list)) for item in data)
+        for i, item in enumerate(data):
+            if nested and isinstance(item, (dict, list)):
+                if item:
+                    yield from _flatten(item, f"{field}.{i}" if field else str(i))
+            elif not nested or item:
+                yield from _flatten(item, field)
+    else:
+        yield {"field": field, "message": str(data)} if field else {"message": str(data)}
+
+
+def csrf_failure(request, reason=""):
+    """CSRF failures under /api/ answer with the error body, not Django's HTML page."""
+    from django.http import JsonResponse
+    from django.views.csrf import csrf_failure as django_csrf_failure
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": f"CSRF verification failed: {reason}. Send the csrftoken cookie's value "
+                                       "in the X-CSRFToken header (GET /api/auth/me/ sets the cookie).",
+                             "errors": []}, status=403)
+    return django_csrf_failure(request, reason)

@@ -1,7 +1,26 @@
+from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from ..models import Circuit, CircuitVersion, Push, Run, Visibility
-from .. import services
+from ..models import Circuit, CircuitGrant, CircuitVersion, Push, Run, Visibility
+from .. import access, services
+
+MAX_TAGS = 20
+
+
+class TagListField(serializers.ListField):
+    """Tags as a list of lower-case slugs (letters, digits, '-' and '_')."""
+
+    child = serializers.SlugField(max_length=50)
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", MAX_TAGS)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        return list(dict.fromkeys(t.lower() for t in super().to_internal_value(data)))
+
+    def to_representation(self, data):
+        return sorted(t.name for t in data.all()) if hasattr(data, "all") else data
 
 
 class VersionSerializer(serializers.ModelSerializer):
@@ -13,13 +32,37 @@ class VersionSerializer(serializers.ModelSerializer):
 class CircuitSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     latest_version = VersionSerializer(read_only=True)
-    document = serializers.JSONField(write_only=True, required=False)
+    document = serializers.JSONField(write_only=True, required=False, help_text="A circuit document; saving one adds a version.")
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
+    tags = TagListField(required=False)
+    forked_from = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+    can_edit = serializers.SerializerMethodField(help_text="The requester owns the circuit.")
+    can_operate = serializers.SerializerMethodField(help_text="The requester may start/stop runs and push.")
 
     class Meta:
         model = Circuit
-        fields = ["id", "name", "description", "owner", "visibility", "latest_version", "document", "created_at", "updated_at"]
-        read_only_fields = ["id", "owner", "latest_version", "created_at", "updated_at"]
+        fields = ["id", "name", "description", "owner", "visibility", "tags", "forked_from", "latest_version", "document",
+                  "can_edit", "can_operate", "created_at", "updated_at"]
+        read_only_fields = ["id", "owner", "latest_version", "forked_from", "created_at", "updated_at"]
+
+    def _user(self):
+        request = self.context.get("request")
+        return request.user if request is not None else None
+
+    def get_can_edit(self, circuit) -> bool:
+        user = self._user()
+        return bool(user) and access.is_owner(user, circuit)
+
+    def get_can_operate(self, circuit) -> bool:
+        user = self._user()
+        if not user or not user.is_authenticated:
+            return False
+        if access.is_owner(user, circuit):
+            return True
+        if "_operate_ids" not in self.context:  # one query per response, not per circuit
+            self.context["_operate_ids"] = set(
+                CircuitGrant.objects.filter(user=user, can_operate=True).values_list("circuit_id", flat=True))
+        return circuit.pk in self.context["_operate_ids"]
 
 
 class NewVersionSerializer(serializers.Serializer):
@@ -43,15 +86,17 @@ class RunSerializer(serializers.ModelSerializer):
             cache[run.version_id] = services.run_interface(run)
         return cache[run.version_id]
 
-    def get_inputs(self, run):
+    def get_inputs(self, run) -> list[dict]:
         return self._interface(run)["inputs"]
 
-    def get_views(self, run):
+    def get_views(self, run) -> list[str]:
         return self._interface(run)["views"]
 
-    def get_lag(self, run) -> int:
-        """Accepted pushes not yet applied."""
-        return run.pushes.filter(applied_tick__isnull=True).count()
+    def get_lag(self, run) -> dict:
+        """Accepted pushes (and their rows) not yet applied, and the ticks they need."""
+        from ..run_control import lag_of
+
+        return lag_of(run.pk)
 
 
 class PushSerializer(serializers.ModelSerializer):
@@ -60,3 +105,115 @@ class PushSerializer(serializers.ModelSerializer):
     class Meta:
         model = Push
         fields = ["token", "sequence", "input", "row_count", "received_at", "applied_tick"]
+
+
+class ProblemSerializer(serializers.Serializer):
+    """One problem; which keys are present depends on where it is."""
+
+    message = serializers.CharField()
+    node = serializers.CharField(required=False)
+    port = serializers.CharField(required=False)
+    param = serializers.CharField(required=False)
+    row = serializers.IntegerField(required=False, help_text="0-based index of the pushed record / CSV data row")
+    line = serializers.IntegerField(required=False, help_text="CSV line (1-based; the header is line 1)")
+    field = serializers.CharField(required=False, help_text="column, request field or 'header'")
+    position = serializers.IntegerField(required=False, help_text="character offset inside an expression")
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every 4xx answer."""
+
+    detail = serializers.CharField()
+    errors = ProblemSerializer(many=True)
+
+
+class DocumentSerializer(serializers.Serializer):
+    document = serializers.JSONField()
+
+
+class ValidationResultSerializer(serializers.Serializer):
+    valid = serializers.BooleanField()
+    errors = ProblemSerializer(many=True)
+    schemas = serializers.DictField(help_text="node id -> [{name, type, nullable}], the schema each node produces")
+
+
+class VersionDiffSerializer(serializers.Serializer):
+    circuit = serializers.IntegerField()
+    a = serializers.IntegerField(help_text="the version compared from")
+    b = serializers.IntegerField(help_text="the version compared to")
+    nodes = serializers.DictField(help_text="{added: [node], removed: [node], changed: [{id, fields, changes}]}")
+    edges = serializers.DictField(help_text="{added: [edge], removed: [edge]}")
+
+
+class ForkSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, help_text="default: '<name> (fork)'")
+
+
+class GrantSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    can_operate = serializers.BooleanField(default=False)
+
+    def to_representation(self, grant):
+        if isinstance(grant, CircuitGrant):
+            return {"username": grant.user.username, "can_operate": grant.can_operate}
+        return super().to_representation(grant)
+
+
+class ShareSettingsSerializer(serializers.Serializer):
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    grants = GrantSerializer(many=True, required=False, help_text="replaces the whole grant list")
+    share_token = serializers.CharField(read_only=True)
+    share_url = serializers.CharField(read_only=True, help_text="the app link; works while the circuit is unlisted or public")
+    share_api_url = serializers.CharField(read_only=True, help_text="GET it for the circuit detail")
+    link_active = serializers.BooleanField(read_only=True, help_text="false while private: the token opens nothing then")
+
+    def validate_grants(self, grants):
+        User = get_user_model()
+        names = [g["username"] for g in grants]
+        users = {u.username: u for u in User.objects.filter(username__in=names)}
+        missing = [n for n in names if n not in users]
+        if missing:
+            raise serializers.ValidationError([f"no user {n!r}" for n in missing])
+        if len(set(names)) != len(names):
+            raise serializers.ValidationError("each user may appear once")
+        return [{"user": users[g["username"]], "can_operate": g.get("can_operate", False)} for g in grants]
+
+
+class RunStatsSerializer(serializers.Serializer):
+    tick = serializers.IntegerField()
+    ms = serializers.FloatField()
+    nodes = serializers.ListField(child=serializers.DictField(), help_text="[{node, frontier, rows_in, rows_out, state_rows, ms}]")
+
+
+class PushResultSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="completion token 'run:sequence'")
+    sequence = serializers.IntegerField()
+    duplicate = serializers.BooleanField(help_text="true when the Idempotency-Key was seen before")
+
+
+class CompletionSerializer(serializers.Serializer):
+    token = serializers.CharField()
+    status = serializers.ChoiceField(choices=["pending", "complete"])
+    tick = serializers.IntegerField(allow_null=True, help_text="the tick that applied the push")
+
+
+class ChangeSerializer(serializers.Serializer):
+    data = serializers.DictField(help_text="the row, column -> value")
+    weight = serializers.IntegerField(help_text="+n inserted, -n deleted")
+
+
+class OutputsSerializer(serializers.Serializer):
+    tick = serializers.IntegerField()
+    views = serializers.DictField(child=ChangeSerializer(many=True), help_text="view -> its integrated rows")
+
+
+class TickDeltasSerializer(serializers.Serializer):
+    tick = serializers.IntegerField()
+    views = serializers.DictField(child=ChangeSerializer(many=True), help_text="view -> its output delta")
+    frontier = serializers.DictField()
+    stats = serializers.DictField()
+
+
+class DeltasSerializer(serializers.Serializer):
+    ticks = TickDeltasSerializer(many=True)
+    more = serializers.BooleanField(help_text="more ticks after the last one: ask again with since=<last tick>")

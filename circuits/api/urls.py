@@ -1,7 +1,8 @@
-from django.urls import path
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from . import auth, views
+from . import auth, health, not_found, run_control, sharing, stats, versions, views
 
 router = DefaultRouter(trailing_slash=True)
 router.register("circuits", views.CircuitViewSet, basename="circuit")
@@ -11,14 +12,30 @@ urlpatterns = [
     path("auth/login/", auth.LoginView.as_view(), name="auth-login"),
     path("auth/logout/", auth.LogoutView.as_view(), name="auth-logout"),
     path("auth/token/", auth.TokenView.as_view(), name="auth-token"),
+    path("auth/register/", auth.RegisterView.as_view(), name="auth-register"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("circuits/<int:pk>/versions/<int:number>/", versions.VersionView.as_view(), name="circuit-version"),
+    path("circuits/<int:pk>/versions/<int:a>/diff/<int:b>/", versions.VersionDiffView.as_view(), name="circuit-version-diff"),
+    path("circuits/<int:pk>/fork/", sharing.ForkView.as_view(), name="circuit-fork"),
+    path("circuits/<int:pk>/share/", sharing.ShareSettingsView.as_view(), name="circuit-share"),
+    path("circuits/<int:pk>/share/revoke/", sharing.ShareRevokeView.as_view(), name="circuit-share-revoke"),
+    path("shared/<str:token>/", sharing.SharedCircuitView.as_view(), name="shared-circuit"),
+    path("runs/<int:pk>/stats/", stats.RunStatsView.as_view(), name="run-stats"),
     path("validate/", views.ValidateView.as_view(), name="validate"),
+    path("plan/", views.PlanView.as_view(), name="plan"),
     path("operators/", views.OperatorCatalogView.as_view(), name="operators"),
     path("circuit-format/", views.CircuitFormatView.as_view(), name="circuit-format"),
     path("runs/<int:pk>/", views.RunView.as_view(), name="run-detail"),
     path("runs/<int:pk>/stop/", views.RunStopView.as_view(), name="run-stop"),
+    path("runs/<int:pk>/pause/", run_control.RunPauseView.as_view(), name="run-pause"),
+    path("runs/<int:pk>/resume/", run_control.RunResumeView.as_view(), name="run-resume"),
+    path("health/", health.HealthView.as_view(), name="health"),
     path("runs/<int:pk>/inputs/<str:input_name>/push/", views.PushView.as_view(), name="run-push"),
     path("runs/<int:pk>/completion/", views.CompletionView.as_view(), name="run-completion"),
     path("runs/<int:pk>/pushes/", views.PushLogView.as_view(), name="run-pushes"),
     path("runs/<int:pk>/outputs/", views.OutputsView.as_view(), name="run-outputs"),
     path("runs/<int:pk>/deltas/", views.DeltasView.as_view(), name="run-deltas"),
-] + router.urls
+] + router.urls + [
+    re_path(r"^", not_found.NotFoundView.as_view(), name="api-not-found"),  # last: every unmatched /api/ path
+]

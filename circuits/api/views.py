@@ -1,47 +1,45 @@
 """REST views: parse, authorise, delegate to circuits.services, serialise."""
-from django.db.models import Q
-from django.http import Http404
-from django.shortcuts import get_object_or_404
+from django.db import transaction
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import permissions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import services
-from ..models import Circuit, Run
-from .serializers import CircuitSerializer, NewVersionSerializer, PushSerializer, RunSerializer, VersionSerializer
+from ..access import readable_circuits, readable_run, require_operator, require_owner
+from .csv_push import CSVParser, push_records
+from .listing import CircuitPagination, listed_circuits
+from .serializers import (
+    CompletionSerializer, DeltasSerializer, OutputsSerializer,
+    CircuitSerializer, DocumentSerializer, ErrorSerializer, NewVersionSerializer, PushResultSerializer, PushSerializer,
+    RunSerializer, ValidationResultSerializer, VersionSerializer,
+)
+
+visible_run = readable_run  # the name other modules used
+
+LIST_PARAMETERS = [
+    OpenApiParameter("search", str, description="Case-insensitive match in name or description."),
+    OpenApiParameter("tag", str, many=True, description="Only circuits with this tag (repeat: all of them)."),
+    OpenApiParameter("owner", str, description="Owner's username."),
+    OpenApiParameter("visibility", str, enum=["private", "unlisted", "public"]),
+    OpenApiParameter("scope", str, enum=["mine", "shared", "public"],
+                     description="mine: owned; shared: granted to you; public: everyone's public. Default: all three."),
+    OpenApiParameter("page_size", int, description="Default 50, at most 200."),
+]
 
 
-def require_owner(request, circuit: Circuit) -> None:
-    if not request.user.is_authenticated or circuit.owner_id != request.user.pk:
-        raise PermissionDenied("Only the circuit's owner may do this.")
-
-
-def visible_run(request, pk) -> Run:
-    """A run the user may see (its circuit's visibility rules), else 404."""
-    run = get_object_or_404(Run.objects.select_related("circuit", "version"), pk=pk)
-    if not Circuit.visible_to(request.user).filter(pk=run.circuit_id).exists():
-        raise Http404
-    return run
-
-
+@extend_schema_view(list=extend_schema(parameters=LIST_PARAMETERS))
 class CircuitViewSet(viewsets.ModelViewSet):
     serializer_class = CircuitSerializer
     permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+    pagination_class = CircuitPagination
 
     def get_queryset(self):
-        user = self.request.user
-        if self.action == "list":
-            # Lists show the user's own circuits and public ones; unlisted need the link.
-            mine = Q(owner=user) if user.is_authenticated else Q(pk__in=[])
-            qs = Circuit.objects.filter(mine | Q(visibility="public"))
-        else:
-            qs = Circuit.visible_to(user)
-        qs = qs.select_related("owner").prefetch_related("versions")
-        if q := self.request.query_params.get("search"):
-            qs = qs.filter(Q(name__icontains=q) | Q(description__icontains=q))
-        return qs
+        qs = listed_circuits(self.request) if self.action == "list" else readable_circuits(self.request)
+        return qs.select_related("owner").prefetch_related("versions", "tags")
 
     def perform_create(self, serializer):
         data = serializer.validated_data
@@ -50,21 +48,28 @@ class CircuitViewSet(viewsets.ModelViewSet):
 
             raise ValidationError({"document": ["This field is required."]})
         serializer.instance = services.create_circuit(
-            self.request.user, data["name"], data.get("description", ""), data["visibility"], data["document"]
+            self.request.user, data["name"], data.get("description", ""), data["visibility"], data["document"],
+            tags=data.get("tags"),
         )
 
+    @transaction.atomic
     def perform_update(self, serializer):
         require_owner(self.request, serializer.instance)
         document = serializer.validated_data.pop("document", None)
+        tags = serializer.validated_data.pop("tags", None)
         if document is not None:
             services.add_version(serializer.instance, document)
+        if tags is not None:
+            services.set_tags(serializer.instance, tags)
         serializer.save()
 
     def perform_destroy(self, instance):
         require_owner(self.request, instance)
-        instance.delete()
+        services.delete_circuit(instance)
 
-    @action(detail=True, methods=["get", "post"], serializer_class=NewVersionSerializer)
+    @extend_schema(methods=["GET"], responses=VersionSerializer(many=True))
+    @extend_schema(methods=["POST"], request=NewVersionSerializer, responses={201: VersionSerializer})
+    @action(detail=True, methods=["get", "post"], serializer_class=NewVersionSerializer, pagination_class=None)
     def versions(self, request, pk=None):
         circuit = self.get_object()
         if request.method == "GET":
@@ -75,13 +80,15 @@ class CircuitViewSet(viewsets.ModelViewSet):
         version = services.add_version(circuit, body.validated_data["document"])
         return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(methods=["GET"], responses=RunSerializer(many=True))
+    @extend_schema(methods=["POST"], request=None, responses={201: RunSerializer})
     @action(detail=True, methods=["get", "post"], serializer_class=RunSerializer)
     def runs(self, request, pk=None):
         circuit = self.get_object()
         if request.method == "GET":
             page = self.paginate_queryset(circuit.runs.select_related("version").order_by("-id"))
             return self.get_paginated_response(RunSerializer(page, many=True, context={}).data)
-        require_owner(request, circuit)
+        require_operator(request, circuit)
         run = services.start_run(circuit, request.user)
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
@@ -91,9 +98,23 @@ class ValidateView(APIView):
 
     permission_classes = [permissions.AllowAny]
 
+    @extend_schema(request=DocumentSerializer, responses=ValidationResultSerializer)
     def post(self, request):
-        problems = services.validate_document(request.data.get("document", request.data) if isinstance(request.data, dict) else request.data)
-        return Response({"valid": not problems, "errors": problems})
+        return Response(services.inspect_document(_document_of(request)))
+
+
+class PlanView(APIView):
+    """POST a circuit document; get its compiled incremental plan as a circuit document."""
+
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(request=DocumentSerializer, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request):
+        return Response(services.compiled_plan(_document_of(request)))
+
+
+def _document_of(request):
+    return request.data.get("document", request.data) if isinstance(request.data, dict) else request.data
 
 
 class OperatorCatalogView(APIView):
@@ -101,6 +122,7 @@ class OperatorCatalogView(APIView):
 
     permission_classes = [permissions.AllowAny]
 
+    @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}, "description": "one entry per operator kind"}})
     def get(self, request):
         from dbsp.catalog import operator_catalog
 
@@ -112,6 +134,7 @@ class CircuitFormatView(APIView):
 
     permission_classes = [permissions.AllowAny]
 
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request):
         from dbsp.catalog import circuit_json_schema
 
@@ -119,35 +142,55 @@ class CircuitFormatView(APIView):
 
 
 class RunView(APIView):
+    @extend_schema(responses=RunSerializer)
     def get(self, request, pk):
         return Response(RunSerializer(visible_run(request, pk)).data)
 
 
 class RunStopView(APIView):
+    @extend_schema(request=None, responses=RunSerializer)
     def post(self, request, pk):
         run = visible_run(request, pk)
-        require_owner(request, run.circuit)
+        require_operator(request, run.circuit)
         return Response(RunSerializer(services.stop_run(run)).data)
 
 
 class PushView(APIView):
-    """POST change records to one input of a run; 202 with a completion token."""
+    """POST change records to one input of a run; 202 with a completion token.
 
+    JSON: an array of `{"insert": row}`, `{"delete": row}` or `{"weight": w, "data": row}`.
+    CSV: `Content-Type: text/csv` (header row = column names, optional `_weight`), or a
+    multipart upload of a .csv file. Any bad row rejects the whole push."""
+
+    parser_classes = [JSONParser, CSVParser, MultiPartParser]
+
+    @extend_schema(
+        request={"application/json": {"type": "array", "items": {"type": "object"}},
+                 "text/csv": {"type": "string"},
+                 "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
+                                     description="A repeated key returns the first push's token and stores nothing.")],
+        responses={202: PushResultSerializer, 200: PushResultSerializer, 409: ErrorSerializer, 413: ErrorSerializer,
+                   429: OpenApiResponse(ErrorSerializer, description="Backpressure: too much unapplied input; retry after the Retry-After seconds. Nothing stored.")},
+    )
     def post(self, request, pk, input_name):
         run = visible_run(request, pk)
-        require_owner(request, run.circuit)
-        entry, created = services.push(run, input_name, request.data, request.headers.get("Idempotency-Key"))
+        require_operator(request, run.circuit)
+        entry, created = services.push(run, input_name, push_records(request, run, input_name), request.headers.get("Idempotency-Key"))
         body = {"token": entry.token, "sequence": entry.sequence, "duplicate": not created}
         return Response(body, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
 
 
 class CompletionView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("token", str, required=True, description="the push's completion token")],
+                   responses=CompletionSerializer)
     def get(self, request, pk):
         run = visible_run(request, pk)
         return Response(services.completion(run, request.query_params.get("token", "")))
 
 
 class PushLogView(APIView):
+    @extend_schema(responses=PushSerializer(many=True))
     def get(self, request, pk):
         run = visible_run(request, pk)
         return Response(PushSerializer(run.pushes.order_by("sequence"), many=True).data)
@@ -156,6 +199,8 @@ class PushLogView(APIView):
 class OutputsView(APIView):
     """Each output view's integrated contents at `?tick=` (default: the current tick)."""
 
+    @extend_schema(parameters=[OpenApiParameter("tick", int, description="default: the current tick")],
+                   responses=OutputsSerializer)
     def get(self, request, pk):
         run = visible_run(request, pk)
         tick = request.query_params.get("tick")
@@ -166,6 +211,9 @@ class OutputsView(APIView):
 class DeltasView(APIView):
     """Output deltas of the ticks after `?since=` (default -1), at most `?limit=` ticks."""
 
+    @extend_schema(parameters=[OpenApiParameter("since", int, description="default -1"),
+                               OpenApiParameter("limit", int, description="ticks per page, 1..1000 (default 100)")],
+                   responses=DeltasSerializer)
     def get(self, request, pk):
         run = visible_run(request, pk)
         since = _int_param("since", request.query_params.get("since", "-1"))

@@ -5,6 +5,12 @@ from circuits import services
 from tests.conftest import example
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """These tests create many users; hashing is not what they test."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def client_for():
     def make(user=None):

@@ -62,7 +62,8 @@ def test_private_circuits_are_invisible_to_others(make_user, client_for, circuit
     for client in (client_for(bob), client_for()):
         assert client.get(f"/api/circuits/{private.pk}/").status_code == 404
         assert client.get(f"/api/circuits/{public.pk}/").status_code == 200
-        assert client.get(f"/api/circuits/{unlisted.pk}/").status_code == 200
+        assert client.get(f"/api/circuits/{unlisted.pk}/").status_code == 404  # needs the link
+        assert client.get(f"/api/circuits/{unlisted.pk}/", HTTP_X_SHARE_TOKEN=unlisted.share_token).status_code == 200
         names = [c["name"] for c in client.get("/api/circuits/").json()["results"]]
         assert names == ["shared"]
     # Others may read a public circuit but not change it or run it.

@@ -64,7 +64,33 @@ def test_idempotency_key_logs_once(run, client_for):
 def test_oversized_push_is_refused(run, client_for):
     response = client_for(run.created_by).post(url(run), [{"insert": {"id": i}} for i in range(4)], format="json")
     assert response.status_code == 413 and "at most 3 records" in response.json()["detail"]
+    assert response.json()["errors"] == [{"field": "records", "message": "4 records; the limit is 3", "row": 3}]
     assert Push.objects.count() == 0
+
+
+def test_weighted_records_and_malformed_records_are_named_per_row(run, client_for):
+    api = client_for(run.created_by)
+    response = api.post(url(run), [
+        {"weight": 2, "data": {"id": 1, "customer": "a", "amount": 5}},
+        {"weight": 0, "data": {"id": 2}},
+        {"weight": "x", "data": {"id": 3}},
+        "just a string",
+        {"upsert": {"id": 4}},
+        {"insert": {"id": 5, "amount": 1.5}},
+        {"insert": {"id": 2 ** 70}},
+    ], format="json")
+    assert response.status_code == 400
+    found = {(e["row"], e.get("field")) for e in response.json()["errors"]}
+    assert found == {(1, "weight"), (2, "weight"), (3, None), (4, None), (5, "amount"), (6, "id")}
+    assert Push.objects.count() == 0
+
+
+def test_a_rejected_push_leaves_no_gap_in_the_sequence(run, client_for):
+    api = client_for(run.created_by)
+    assert api.post(url(run), [{"insert": {"id": None}}], format="json").status_code == 400
+    ok = api.post(url(run), [{"weight": 2, "data": {"id": 1, "customer": "a", "amount": 5}}], format="json")
+    assert ok.status_code == 202 and ok.json()["sequence"] == 1
+    assert Push.objects.get().records == [{"data": {"id": 1, "customer": "a", "amount": 5}, "weight": 2}]
 
 
 def test_unknown_input_and_malformed_json(run, client_for):

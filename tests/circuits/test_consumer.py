@@ -95,3 +95,187 @@ async def test_public_runs_are_watchable_by_anyone(make_user):
     assert connected
     assert (await comm.receive_json_from())["type"] == "snapshot"
     await comm.disconnect()
+
+
+async def test_unlisted_runs_need_the_share_token(make_user):
+    run = await database_sync_to_async(setup_run)(make_user, "unlisted")
+    circuit = await database_sync_to_async(lambda: run.circuit)()
+    _, connected, _ = await connect(run, AnonymousUser())
+    assert not connected
+    _, connected, _ = await connect(run, AnonymousUser(), "?share=wrong")
+    assert not connected
+    comm, connected, _ = await connect(run, AnonymousUser(), f"?share={circuit.share_token}")
+    assert connected
+    assert (await comm.receive_json_from())["type"] == "snapshot"
+    await comm.disconnect()
+
+
+async def test_the_share_token_does_not_open_private_runs(make_user):
+    run = await database_sync_to_async(setup_run)(make_user, "private")
+    circuit = await database_sync_to_async(lambda: run.circuit)()
+    _, connected, _ = await connect(run, AnonymousUser(), f"?share={circuit.share_token}")
+    assert not connected
+
+
+async def test_users_granted_a_private_circuit_watch_its_runs(make_user):
+    from circuits.models import CircuitGrant
+
+    run = await database_sync_to_async(setup_run)(make_user, "private")
+    bob = await database_sync_to_async(make_user)("bob")
+    _, connected, _ = await connect(run, bob)
+    assert not connected
+    await database_sync_to_async(lambda: CircuitGrant.objects.create(circuit_id=run.circuit_id, user=bob))()
+    comm, connected, _ = await connect(run, bob)
+    assert connected
+    assert (await comm.receive_json_from())["type"] == "snapshot"
+    await comm.disconnect()
+
+
+# ---- live-runs protocol: frontier/stats/lag, status, errors, fan-out -------------------
+
+async def receive_all(comm, n, timeout=10):
+    return [await comm.receive_json_from(timeout=timeout) for _ in range(n)]
+
+
+def add_ticks(run, ticks):
+    for t in ticks:
+        TickOutput.objects.create(
+            run=run, tick=t, deltas={"big_orders": [{"data": {**ROW, "id": 100 + t}, "weight": 1}]},
+            frontier={"orders": {"tick": t}, "big": {"tick": t}, "big_orders": {"tick": t}},
+            stats={"orders": {"rows_in": 1, "ms": 0.1}, "big_orders": {"rows_out": 1, "ms": 0.2}},
+        )
+    Run.objects.filter(pk=run.pk).update(current_tick=max(ticks))
+
+
+def delta(t):
+    return {"type": "delta", "seq": t, "tick": t, "views": {"big_orders": [{"data": {**ROW, "id": 100 + t}, "weight": 1}]}}
+
+
+async def test_snapshot_carries_the_frontier_stats_and_lag(make_user):
+    from circuits.models import Push
+
+    run = await database_sync_to_async(setup_run)(make_user)
+    await database_sync_to_async(add_ticks)(run, [1])
+    await database_sync_to_async(lambda: Push.objects.create(run=run, sequence=1, input="orders", records=[], row_count=3))()
+    comm, _, _ = await connect(run, run.created_by)
+    snapshot, status = await receive_all(comm, 2)
+    assert snapshot["type"] == "snapshot" and snapshot["seq"] == 1
+    assert snapshot["frontier"] == {"orders": {"tick": 1}, "big": {"tick": 1}, "big_orders": {"tick": 1}}
+    assert snapshot["stats"]["big_orders"] == {"rows_out": 1, "ms": 0.2}
+    assert snapshot["lag"] == {"pushes": 1, "rows": 3, "ticks": 1}
+    assert status == {"type": "status", "status": "running", "tick": 1, "current_tick": 1, "error": "",
+                      "lag": {"pushes": 1, "rows": 3, "ticks": 1}}
+    await comm.disconnect()
+
+
+async def test_snapshot_before_the_first_tick_has_every_node_at_tick_minus_1(make_user):
+    def fresh():
+        alice = make_user("alice")
+        circuit = services.create_circuit(alice, "c", "", "private", example("big_orders"))
+        return Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="created")
+
+    run = await database_sync_to_async(fresh)()
+    comm, _, _ = await connect(run, run.created_by)
+    snapshot = await comm.receive_json_from()
+    assert snapshot["seq"] == -1 and snapshot["views"] == {"big_orders": []} and snapshot["stats"] == {}
+    assert snapshot["frontier"] == {"orders": {"tick": -1}, "big": {"tick": -1}, "big_orders": {"tick": -1}}
+    await comm.disconnect()
+
+
+async def test_every_transition_is_published_as_a_status_message(make_user):
+    from circuits import run_control
+
+    run = await database_sync_to_async(setup_run)(make_user)
+    comm, _, _ = await connect(run, run.created_by)
+    await receive_all(comm, 2)
+    await database_sync_to_async(run_control.pause_run)(run)
+    paused = await comm.receive_json_from(timeout=5)
+    assert paused["type"] == "status" and paused["status"] == "paused" and paused["tick"] == 0
+    await database_sync_to_async(run_control.resume_run)(run)
+    assert (await comm.receive_json_from(timeout=5))["status"] == "running"
+    await database_sync_to_async(services.stop_run)(run)
+    assert (await comm.receive_json_from(timeout=5))["status"] == "stopped"
+    await comm.disconnect()
+
+
+async def test_worker_errors_and_failed_status_reach_the_watcher(make_user):
+    from workers import ticks
+
+    run = await database_sync_to_async(setup_run)(make_user)
+    comm, _, _ = await connect(run, run.created_by)
+    await receive_all(comm, 2)
+    await database_sync_to_async(ticks.fail)(run.pk, 1, ArithmeticError("long overflow in node 'big'"))
+    error, status = await receive_all(comm, 2)
+    assert error == {"type": "error", "tick": 1, "node": None, "error": "ArithmeticError: long overflow in node 'big'"}
+    assert status["status"] == "failed" and status["error"] == "ArithmeticError: long overflow in node 'big'"
+    await comm.disconnect()
+
+
+async def test_a_client_message_other_than_ping_gets_an_error(make_user):
+    run = await database_sync_to_async(setup_run)(make_user)
+    comm, _, _ = await connect(run, run.created_by)
+    await receive_all(comm, 2)
+    await comm.send_json_to({"type": "ping"})
+    assert await comm.receive_json_from() == {"type": "pong"}
+    await comm.send_json_to({"type": "subscribe"})
+    error = await comm.receive_json_from()
+    assert error["type"] == "error" and "'subscribe'" in error["error"]
+    await comm.disconnect()
+
+
+async def test_reconnect_too_far_behind_gets_a_fresh_snapshot(make_user, monkeypatch):
+    import circuits.consumers
+
+    monkeypatch.setattr(circuits.consumers, "MAX_REPLAY_TICKS", 2)
+    run = await database_sync_to_async(setup_run)(make_user)
+    await database_sync_to_async(add_ticks)(run, [1, 2, 3, 4])
+    near, _, _ = await connect(run, run.created_by, "?since=2")
+    first = await receive_all(near, 3)
+    assert [m["type"] for m in first] == ["status", "delta", "delta"] and [m["seq"] for m in first[1:]] == [3, 4]
+    assert all(m["lag"] == {"pushes": 0, "rows": 0, "ticks": 0} for m in first[1:])
+    far, _, _ = await connect(run, run.created_by, "?since=0")
+    snapshot = await far.receive_json_from()
+    assert snapshot["type"] == "snapshot" and snapshot["seq"] == 4 and len(snapshot["views"]["big_orders"]) == 5
+    ahead, _, _ = await connect(run, run.created_by, "?since=99")  # from another run's numbering: a snapshot
+    assert (await ahead.receive_json_from())["type"] == "snapshot"
+    for comm in (near, far, ahead):
+        await comm.disconnect()
+
+
+async def test_two_watchers_see_identical_sequences_through_duplicates_and_gaps(make_user):
+    run = await database_sync_to_async(setup_run)(make_user)
+    one, _, _ = await connect(run, run.created_by)
+    await receive_all(one, 2)
+    two, _, _ = await connect(run, run.created_by, "?since=0")
+    await receive_all(two, 1)  # status; nothing missed
+    await database_sync_to_async(add_ticks)(run, [1, 2, 3, 4, 5])
+    layer = get_channel_layer()
+    # Broadcasts arrive duplicated, out of order and with losses (3 is never sent).
+    for t in (1, 1, 2, 4, 2, 5, 5):
+        await layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": delta(t)})
+    seen_one, seen_two = await receive_all(one, 5), await receive_all(two, 5)
+    assert [m["seq"] for m in seen_one] == [1, 2, 3, 4, 5]
+    assert [(m["seq"], m["views"]) for m in seen_one] == [(m["seq"], m["views"]) for m in seen_two]
+    assert await one.receive_nothing(timeout=0.3) and await two.receive_nothing(timeout=0.3)
+    await one.disconnect()
+    await two.disconnect()
+
+
+async def test_a_hundred_watchers_through_the_redis_channel_layer_see_the_same_stream(make_user):
+    run = await database_sync_to_async(setup_run)(make_user, "public")
+    await database_sync_to_async(add_ticks)(run, list(range(1, 21)))
+    await database_sync_to_async(lambda: Run.objects.filter(pk=run.pk).update(current_tick=0))()
+    watchers = []
+    for _ in range(100):
+        comm, connected, _ = await connect(run, AnonymousUser())
+        assert connected
+        assert [m["type"] for m in await receive_all(comm, 2)] == ["snapshot", "status"]
+        watchers.append(comm)
+    layer = get_channel_layer()
+    for t in range(1, 21):
+        await layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": delta(t)})
+    streams = [[(m["seq"], m["views"]) for m in await receive_all(comm, 20, timeout=30)] for comm in watchers]
+    assert [seq for seq, _ in streams[0]] == list(range(1, 21))
+    assert all(stream == streams[0] for stream in streams)
+    for comm in watchers:
+        await comm.disconnect()
