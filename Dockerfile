@@ -44,7 +44,7 @@ RUN pip install -r requirements.txt
 # the app user); only var/ (SQLite default, STATIC_ROOT = var/static) is writable.
 COPY . .
 COPY --from=frontend /app/frontend/dist /app/frontend/dist
-RUN mkdir -p /app/var && chown app:app /app/var
+RUN mkdir -p /app/var/snapshots && chown -R app:app /app/var
 
 USER app
 

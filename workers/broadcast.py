@@ -15,4 +15,16 @@ def publish(run_id: int, message: dict) -> None:
 
 
 def publish_status(run) -> None:
-    publish(run.pk, {"type": "status", "status": run.status, "current_tick": run.current_tick, "error": run.error})
+    """A `status` message for the run as it is in the database now."""
+    from circuits.models import Run
+    from circuits.run_control import status_message
+
+    try:
+        run = Run.objects.get(pk=run.pk)
+    except Run.DoesNotExist:
+        return
+    publish(run.pk, status_message(run))
+
+
+def publish_error(run_id: int, tick: int, error: str, node: str | None = None) -> None:
+    publish(run_id, {"type": "error", "tick": tick, "node": node, "error": error})

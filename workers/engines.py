@@ -1,13 +1,15 @@
 """The runs this worker process holds in memory: run id -> a SparkRuntime at its tick.
 
 If the held runtime is missing or behind the database (another worker advanced the
-run, or this process restarted), it is rebuilt by replaying the applied input log,
-tick by tick, without publishing anything.
+run, or this process took the run over from a dead worker), it is rebuilt: from the
+newest engine snapshot when there is one (workers/snapshots.py), then by replaying the
+applied input log after it, tick by tick, without publishing anything.
 """
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import defaultdict
 
 from django.conf import settings
@@ -16,9 +18,12 @@ from dbsp import ZSet, compile_plan
 from dbsp.runtime import changes_from_records
 from dbsp.spark import SparkConfig, SparkRuntime, get_session
 
+from . import snapshots
+from .identity import worker_id
+
 log = logging.getLogger(__name__)
 _runtimes: dict[int, SparkRuntime] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def spark_session():
@@ -34,14 +39,35 @@ def spark_session():
 
 
 def changes_of(pushes, plan) -> dict[str, ZSet]:
-    """The pushes of one tick -> one change (Z-set) per input."""
-    changes: dict[str, ZSet] = {}
+    """The pushes of one tick -> one change (Z-set) per input. Records are taken in push
+    order, so that a keyed input (primary key: upsert) sees the last record of a key."""
+    records: dict[str, list] = {}
     for p in pushes:
-        z = changes_from_records(
-            [{"weight": r["weight"], "data": r["data"]} for r in p.records], plan.inputs[p.input]
-        )
-        changes[p.input] = changes.get(p.input, ZSet()) + z
-    return changes
+        records.setdefault(p.input, []).extend({"weight": r["weight"], "data": r["data"]} for r in p.records)
+    return {name: changes_from_records(recs, plan.inputs[name], plan.primary_key(name)) for name, recs in records.items()}
+
+
+def held_runs() -> list[int]:
+    with _lock:
+        return list(_runtimes)
+
+
+#: Operators whose incremental state is a function of their integrated inputs alone.
+RELATIONAL = {"input", "output", "filter", "map", "flat_map", "union", "difference", "distinct", "join",
+              "semijoin", "antijoin", "left_join", "aggregate", "top_k"}
+
+
+def replay_in_one_step(plan) -> bool:
+    """Whether the applied log may be replayed as one change instead of tick by tick.
+
+    A relational circuit runs as D(Q(I(input))): each stateful operator keeps the
+    integral of its inputs, so its state after ticks Δ1..Δn equals its state after the
+    single change Δ1+…+Δn (integration is linear). The outputs of the replay are thrown
+    away and the tick counter is set to the run's; every later tick is then what an
+    uninterrupted run computes. Circuits with DBSP primitives (z^-1, I, D: tick
+    boundaries matter) or fixed points replay tick by tick.
+    """
+    return not plan.literal and all(op.kind in RELATIONAL for op in plan.operators.values())
 
 
 def runtime_for(run) -> SparkRuntime:
@@ -50,21 +76,53 @@ def runtime_for(run) -> SparkRuntime:
         rt = _runtimes.get(run.pk)
         if rt is not None and rt.tick == run.current_tick:
             return rt
+        if rt is not None:
+            _close(_runtimes.pop(run.pk))
+        started = time.perf_counter()
         plan = compile_plan(run.version.document)
-        rt = SparkRuntime(plan, spark_session())
-        by_tick = defaultdict(list)
-        for p in run.pushes.filter(applied_tick__isnull=False).order_by("sequence"):
-            by_tick[p.applied_tick].append(p)
-        if by_tick:
-            log.info("run %s: rebuilding state by replaying %d ticks", run.pk, len(by_tick))
-        for tick in range(run.current_tick + 1):
-            rt.step(changes_of(by_tick.get(tick, []), plan))
+        session = spark_session()
+        restored = snapshots.restore(run.pk, plan, run.current_tick, session)
+        rt, from_tick = restored if restored else (SparkRuntime(plan, session), -1)
+        replay = list(run.pushes.filter(applied_tick__gt=from_tick, applied_tick__lte=run.current_tick).order_by("sequence"))
+        collapsed = replay_in_one_step(plan)
+        if not replay:
+            pass
+        elif collapsed:
+            rt.step(changes_of(replay, plan))
+            rt.tick = run.current_tick
+        else:
+            by_tick = defaultdict(list)
+            for p in replay:
+                by_tick[p.applied_tick].append(p)
+            for tick in range(from_tick + 1, run.current_tick + 1):
+                rt.step(changes_of(by_tick.get(tick, []), plan))
+        if run.current_tick >= 0:
+            log.info(
+                "event=recovered run=%s tick=%s snapshot_tick=%s replayed_ticks=%s replayed_pushes=%s replay=%s ms=%.1f worker=%s",
+                run.pk, run.current_tick, from_tick if restored else "none", run.current_tick - from_tick, len(replay),
+                "one_step" if collapsed else "tick_by_tick", (time.perf_counter() - started) * 1000, worker_id(),
+            )
         _runtimes[run.pk] = rt
         return rt
 
 
-def release(run_id: int) -> None:
+def release(run_id: int) -> bool:
+    """Drop the run's runtime and free its Spark state; True if this process held one."""
     with _lock:
         rt = _runtimes.pop(run_id, None)
-    if rt is not None:
-        rt.close()
+    if rt is None:
+        return False
+    _close(rt)
+    return True
+
+
+def release_all() -> None:
+    for run_id in held_runs():
+        release(run_id)
+
+
+def _close(rt) -> None:
+    try:
+        rt.close()  # a Spark runtime unpersists its cached state
+    except Exception:  # noqa: BLE001 - closing must not fail a stop
+        log.exception("closing a runtime failed")

@@ -1,24 +1,50 @@
-"""Celery tasks: the run lifecycle. Run workers with a non-forking pool (solo/threads)."""
+"""Celery tasks: the run lifecycle. Run workers with a non-forking pool (solo/threads).
+
+Each worker consumes the shared queue (CELERY_QUEUE) and a queue of its own
+(workers/identity.py): tasks for a run go to the run's lease holder, so the process
+that keeps the run's Spark state in memory applies its ticks; a run nobody holds goes
+to the shared queue and whoever takes it becomes its holder.
+"""
 from __future__ import annotations
 
 import logging
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import celeryd_after_setup, worker_ready, worker_shutdown
+from django.conf import settings
 
 from circuits.models import Run, RunStatus
 
-from . import engines, ticks
+from . import engines, heartbeat, identity, leases, sweeper, ticks
 from .broadcast import publish_status
 
 log = logging.getLogger(__name__)
 
 
+@celeryd_after_setup.connect
+def own_queue(sender, instance, **kwargs):
+    """Consume a queue of this worker's own besides the shared one."""
+    queue = identity.become(str(sender), instance.app.conf.task_default_queue or settings.CELERY_TASK_DEFAULT_QUEUE)
+    instance.app.amqp.queues.select_add(queue)
+    log.info("event=worker_identity worker=%s queue=%s", identity.worker_id(), queue)
+
+
 @worker_ready.connect
 def warm_spark(**kwargs):
-    """Start the JVM when the worker starts, not on the first run (5-9 s)."""
+    """Start the JVM when the worker starts, not on the first run (5-9 s); then the
+    heartbeat (a worker counts as live once it can run ticks)."""
     engines.spark_session()
+    heartbeat.start()
     log.info("Spark session ready")
+
+
+@worker_shutdown.connect
+def give_up_runs(**kwargs):
+    try:
+        heartbeat.stop()
+        engines.release_all()
+    except Exception:  # noqa: BLE001 - shutting down anyway; the leases will expire
+        log.exception("could not release this worker's runs")
 
 
 @shared_task(name="workers.start_run")
@@ -26,16 +52,18 @@ def start_run(run_id: int) -> None:
     run = Run.objects.select_related("version").filter(pk=run_id).first()
     if run is None or run.status != RunStatus.CREATED:
         return
+    epoch = leases.acquire(run_id)
+    if epoch is None:
+        return  # another worker is starting it
     try:
         engines.runtime_for(run)
     except Exception as e:
-        log.exception("run %s: could not start", run_id)
-        Run.objects.filter(pk=run_id).update(status=RunStatus.FAILED, error=f"{type(e).__name__}: {e}")
-        publish_status(Run.objects.get(pk=run_id))
+        ticks.fail(run_id, run.current_tick + 1, e)
         return
-    Run.objects.filter(pk=run_id, status=RunStatus.CREATED).update(status=RunStatus.RUNNING, worker=ticks.WORKER_ID)
-    publish_status(Run.objects.get(pk=run_id))
-    ticks.process(run_id)
+    if Run.objects.filter(pk=run_id, status=RunStatus.CREATED).update(status=RunStatus.RUNNING, worker=identity.worker_id()):
+        log.info("event=run_started run=%s worker=%s epoch=%s", run_id, identity.worker_id(), epoch)
+        publish_status(run)
+    ticks.drain(run_id, epoch)
 
 
 @shared_task(name="workers.process_run")
@@ -45,4 +73,9 @@ def process_run(run_id: int) -> int:
 
 @shared_task(name="workers.stop_run")
 def stop_run(run_id: int) -> None:
-    engines.release(run_id)
+    ticks.stop(run_id)
+
+
+@shared_task(name="workers.sweep")
+def sweep() -> dict:
+    return sweeper.sweep()

@@ -1,0 +1,66 @@
+"""The sweeper finds runs whose work would wait forever and re-drives them. Sends go to
+a queue nobody consumes, read back from the real Redis."""
+import json
+from datetime import timedelta
+
+import pytest
+import redis
+from django.conf import settings
+from django.test import override_settings
+from django.utils import timezone
+
+from circuits import services
+from circuits.models import Push, Run
+from tests.conftest import example
+from workers import sweeper
+from workers.models import RunLease, WorkerHeartbeat
+
+pytestmark = pytest.mark.django_db
+QUEUE = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-sweeper-test"
+
+
+@pytest.fixture
+def broker():
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.delete(QUEUE, f"{QUEUE}.w.holder")
+    yield client
+    client.delete(QUEUE, f"{QUEUE}.w.holder")
+
+
+def sent(client, queue):
+    return sorted((json.loads(m)["headers"]["task"], json.loads(m)["headers"]["argsrepr"]) for m in client.lrange(queue, 0, -1))
+
+
+@override_settings(CELERY_TASK_DEFAULT_QUEUE=QUEUE, SWEEP_STALE=5)
+def test_sweep_re_drives_orphaned_stuck_and_unstarted_runs(django_user_model, broker):
+    alice = django_user_model.objects.create_user("alice", password="x")
+    circuit = services.create_circuit(alice, "c", "", "private", example("big_orders"))
+
+    def make_run(status, minutes_old=0):
+        run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status=status)
+        Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_old))
+        return run
+
+    now = timezone.now()
+    WorkerHeartbeat.objects.create(worker="holder:1", queue=f"{QUEUE}.w.holder", started_at=now, last_seen=now)
+    orphan = make_run("running")  # its worker died: the lease expired
+    RunLease.objects.create(run=orphan, worker="dead:9", acquired_at=now, expires_at=now - timedelta(seconds=1))
+    stuck = make_run("running")  # a live holder, but a push waited 60 s: its wake-up was lost
+    RunLease.objects.create(run=stuck, worker="holder:1", acquired_at=now, expires_at=now + timedelta(seconds=30))
+    for sequence in (1, 2):  # two waiting pushes: one wake-up
+        push = Push.objects.create(run=stuck, sequence=sequence, input="orders", records=[], row_count=0)
+        Push.objects.filter(pk=push.pk).update(received_at=now - timedelta(seconds=60))
+    elsewhere = make_run("running")  # orphaned too, but another worker pool's run: not ours to take
+    Run.objects.filter(pk=elsewhere.pk).update(queue="another-pool")
+    busy = make_run("running")  # a live holder with a fresh push: leave it alone
+    RunLease.objects.create(run=busy, worker="holder:1", acquired_at=now, expires_at=now + timedelta(seconds=30))
+    Push.objects.create(run=busy, sequence=1, input="orders", records=[], row_count=0)
+    unstarted = make_run("created", minutes_old=5)  # its start message was lost
+    make_run("created")  # just created: its start is on the way
+    make_run("paused")
+    make_run("stopped")
+
+    found = sweeper.sweep()
+    assert found == {"taken_over": [orphan.pk], "woken": [stuck.pk], "started": [unstarted.pk], "freed": []}
+    assert sent(broker, QUEUE) == sorted([("workers.process_run", f"({orphan.pk},)"), ("workers.start_run", f"({unstarted.pk},)")])
+    assert sent(broker, f"{QUEUE}.w.holder") == [("workers.process_run", f"({stuck.pk},)")]

@@ -1,0 +1,73 @@
+"""Send run work to the right worker: a run's holder gets it on its own queue; a run
+nobody holds goes to the shared queue, where any worker may take it over.
+
+Sending is best effort: everything it drives is already committed in the database, and
+the sweeper re-drives a run whose wake-up was lost (broker down or restarted).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from django.conf import settings
+
+from . import leases
+
+log = logging.getLogger(__name__)
+_local = threading.local()
+
+
+def own_connection() -> None:
+    """Send from this thread over a broker connection of its own (the worker's heartbeat
+    thread), never over the connections the worker's main thread uses: kombu's
+    connections are not thread-safe."""
+    from dbspweb.celery import app
+
+    _local.connection = app.connection_for_write()
+
+
+def _send(task, run_id: int, queue: str | None) -> bool:
+    connection = getattr(_local, "connection", None)
+    try:
+        task.apply_async((run_id,), queue=queue or settings.CELERY_TASK_DEFAULT_QUEUE, retry=False, connection=connection)
+        return True
+    except Exception as e:  # noqa: BLE001 - the broker is down: the sweeper will re-drive it
+        log.warning("event=dispatch_failed task=%s run=%s error=%r", task.name, run_id, e)
+        if connection is not None:
+            connection.close()  # reconnects on the next send
+        return False
+
+
+def _queue_of(worker: str) -> str:
+    from .models import WorkerHeartbeat
+
+    return WorkerHeartbeat.objects.filter(worker=worker).values_list("queue", flat=True).first() or ""
+
+
+def to_holder_or_shared(task, run_id: int) -> bool:
+    lease = leases.holder(run_id)
+    return _send(task, run_id, _queue_of(lease.worker) if lease else None)
+
+
+def wake(run_id: int) -> bool:
+    """New pushes or a resume: have the run's worker apply pending pushes."""
+    from .tasks import process_run
+
+    return to_holder_or_shared(process_run, run_id)
+
+
+def start(run_id: int) -> bool:
+    from .tasks import start_run
+
+    return _send(start_run, run_id, None)
+
+
+def stop(run_id: int) -> bool:
+    """A stopped run: its holder releases the Spark state it keeps in memory."""
+    from .tasks import stop_run
+
+    return to_holder_or_shared(stop_run, run_id)
+
+
+def to_worker(task, run_id: int, worker: str) -> bool:
+    return _send(task, run_id, _queue_of(worker) or None)

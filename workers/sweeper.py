@@ -1,0 +1,66 @@
+"""The sweeper: re-drive runs whose work would otherwise wait forever.
+
+- A running run with no live lease (its worker died, or shut down): send it to the
+  shared queue; the worker that takes it acquires the lease, restores the state
+  (snapshot + replay of the applied input log) and applies the pending pushes.
+- A running run whose holder is alive but whose pushes have waited longer than
+  DBSPWEB_SWEEP_STALE: the wake-up was lost (a Redis restart drops queued task
+  messages; the acknowledged pushes are in the database): wake the holder again.
+- A created run nobody started within DBSPWEB_SWEEP_STALE: its start message was lost.
+- A run this process still holds in memory but that was stopped or failed meanwhile
+  (the stop message was lost): free it, on the worker's main thread.
+
+Each worker pool (the workers consuming one CELERY_QUEUE) sweeps only its own runs
+(`Run.queue`), so pools may share a database. Run by every worker's heartbeat thread;
+also a Celery task (`workers.sweep`).
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from circuits.models import Push, Run, RunStatus
+
+from . import dispatch, engines
+from .identity import worker_id
+from .models import RunLease, WorkerHeartbeat
+
+log = logging.getLogger(__name__)
+
+
+def sweep() -> dict:
+    from .tasks import process_run, start_run, stop_run
+
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.SWEEP_STALE)
+    live = {lease.run_id: lease.worker for lease in RunLease.objects.filter(expires_at__gt=now)}
+    mine = Run.objects.filter(Q(queue=settings.CELERY_TASK_DEFAULT_QUEUE) | Q(queue=""))  # this worker pool's runs
+    taken_over, woken, started, freed = [], [], [], []
+    for run_id in mine.filter(status=RunStatus.RUNNING).values_list("pk", flat=True):
+        if run_id not in live:
+            if dispatch._send(process_run, run_id, None):
+                taken_over.append(run_id)
+    waiting = (
+        Push.objects.filter(applied_tick__isnull=True, received_at__lt=stale, run__in=mine.filter(status=RunStatus.RUNNING))
+        .order_by().values_list("run_id", flat=True).distinct()
+    )
+    for run_id in waiting:
+        if run_id in live and dispatch.to_worker(process_run, run_id, live[run_id]):
+            woken.append(run_id)
+    for run_id in mine.filter(status=RunStatus.CREATED, created_at__lt=stale).values_list("pk", flat=True):
+        if run_id not in live and dispatch._send(start_run, run_id, None):
+            started.append(run_id)
+    held = engines.held_runs()
+    if held:
+        for run_id in Run.objects.filter(Q(pk__in=held) & Q(status__in=[RunStatus.STOPPED, RunStatus.FAILED])).values_list("pk", flat=True):
+            if dispatch.to_worker(stop_run, run_id, worker_id()):
+                freed.append(run_id)
+    WorkerHeartbeat.objects.filter(last_seen__lt=now - timedelta(days=1)).delete()
+    found = {"taken_over": taken_over, "woken": woken, "started": started, "freed": freed}
+    if any(found.values()):
+        log.info("event=sweep worker=%s taken_over=%s woken=%s started=%s freed=%s", worker_id(), taken_over, woken, started, freed)
+    return found
