@@ -5,6 +5,8 @@ import { CircuitPage } from './components/CircuitPage';
 import { ErrorText, messagesOf } from './components/ErrorText';
 import { LoginForm } from './components/LoginForm';
 import { RunView } from './components/RunView';
+import { SharedPage } from './components/SharedPage';
+import { SignupForm } from './components/SignupForm';
 import { parseRoute, type Route } from './route';
 
 type Auth =
@@ -14,9 +16,9 @@ type Auth =
   | { state: 'error'; messages: string[] };
 
 function useHashRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash, window.location.pathname));
   useEffect(() => {
-    const update = () => setRoute(parseRoute(window.location.hash));
+    const update = () => setRoute(parseRoute(window.location.hash, window.location.pathname));
     window.addEventListener('hashchange', update);
     return () => window.removeEventListener('hashchange', update);
   }, []);
@@ -61,7 +63,7 @@ export function App() {
   return (
     <div className="app">
       <header className="topbar">
-        <a href="#/" className="brand">
+        <a href="/#/" className="brand">
           dbspweb
         </a>
         {auth.state === 'signedIn' && (
@@ -81,21 +83,35 @@ export function App() {
             <button onClick={checkSession}>Retry</button>
           </div>
         )}
-        {auth.state === 'anonymous' && (
+        {auth.state === 'anonymous' && route.page === 'signup' && (
+          <SignupForm onSignedUp={(username) => setAuth({ state: 'signedIn', username })} />
+        )}
+        {auth.state === 'anonymous' && route.page === 'shared' && <SharedPage token={route.token} username={null} />}
+        {auth.state === 'anonymous' && route.page !== 'signup' && route.page !== 'shared' && (
           <LoginForm onLogin={(username) => setAuth({ state: 'signedIn', username })} />
         )}
-        {auth.state === 'signedIn' && <Page route={route} />}
+        {auth.state === 'signedIn' && <Page route={route} username={auth.username} />}
       </main>
     </div>
   );
 }
 
-function Page({ route }: { route: Route }) {
+function Page({ route, username }: { route: Route; username: string }) {
   switch (route.page) {
     case 'circuits':
-      return <CircuitList />;
+      return <CircuitList username={username} />;
     case 'circuit':
-      return <CircuitPage key={route.id} circuitId={route.id} />;
+      return <CircuitPage key={route.id} circuitId={route.id} username={username} />;
+    case 'newCircuit':
+      return <CircuitPage key="new" circuitId={null} username={username} />;
+    case 'shared':
+      return <SharedPage key={route.token} token={route.token} username={username} />;
+    case 'signup':
+      return (
+        <p className="muted">
+          You are signed in as {username}. <a href="/#/">Your circuits</a>
+        </p>
+      );
     case 'run':
       return <RunView key={route.id} runId={route.id} />;
     case 'notFound':

@@ -13,3 +13,15 @@ describe('parseRoute', () => {
     expect(parseRoute('#/runs/abc')).toEqual({ page: 'notFound', path: '/runs/abc' });
   });
 });
+
+describe('parseRoute (editor pages)', () => {
+  it('parses new circuit, sign-up and shared links (hash or path)', () => {
+    expect(parseRoute('#/circuits/new')).toEqual({ page: 'newCircuit' });
+    expect(parseRoute('#/signup')).toEqual({ page: 'signup' });
+    expect(parseRoute('', '/signup')).toEqual({ page: 'signup' });
+    expect(parseRoute('#/shared/abc_DEF-12')).toEqual({ page: 'shared', token: 'abc_DEF-12' });
+    expect(parseRoute('', '/shared/tok123/')).toEqual({ page: 'shared', token: 'tok123' });
+    // A hash wins over the path.
+    expect(parseRoute('#/circuits/3', '/shared/tok')).toEqual({ page: 'circuit', id: 3 });
+  });
+});

@@ -1,14 +1,23 @@
-// Hash routes: #/, #/circuits/<id>, #/runs/<id>.
+// Hash routes: #/, #/circuits/<id>, #/circuits/new, #/runs/<id>, #/signup, #/shared/<token>.
+// Shared links and sign-up also work as paths (/shared/<token>, /signup), which Django
+// serves with the same page.
 
 export type Route =
   | { page: 'circuits' }
   | { page: 'circuit'; id: number }
+  | { page: 'newCircuit' }
   | { page: 'run'; id: number }
+  | { page: 'signup' }
+  | { page: 'shared'; token: string }
   | { page: 'notFound'; path: string };
 
-export function parseRoute(hash: string): Route {
-  const path = hash.replace(/^#/, '') || '/';
+export function parseRoute(hash: string, pathname = '/'): Route {
+  const path = hash.replace(/^#/, '') || (pathname !== '/' ? pathname : '/');
   if (path === '/' || path === '') return { page: 'circuits' };
+  if (/^\/circuits\/new\/?$/.test(path)) return { page: 'newCircuit' };
+  if (/^\/signup\/?$/.test(path)) return { page: 'signup' };
+  const shared = /^\/shared\/([A-Za-z0-9_-]+)\/?$/.exec(path);
+  if (shared) return { page: 'shared', token: shared[1]! };
   const match = /^\/(circuits|runs)\/(\d+)\/?$/.exec(path);
   if (match) {
     const id = Number(match[2]);
@@ -18,8 +27,16 @@ export function parseRoute(hash: string): Route {
 }
 
 export const circuitHref = (id: number) => `#/circuits/${id}`;
+export const newCircuitHref = '#/circuits/new';
 export const runHref = (id: number) => `#/runs/${id}`;
+export const signupHref = '#/signup';
+export const sharedHref = (token: string) => `#/shared/${token}`;
 
 export function navigate(href: string): void {
+  // Path routes (/shared/<token>, /signup) hand over to hash routes at the root.
+  if (window.location.pathname !== '/' && href.startsWith('#')) {
+    window.location.assign(`/${href}`);
+    return;
+  }
   window.location.hash = href.replace(/^#/, '');
 }

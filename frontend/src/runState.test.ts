@@ -81,3 +81,94 @@ describe('liveRunReducer', () => {
     expect(state).toMatchObject({ status: 'failed', tick: 3, error: 'boom' });
   });
 });
+
+describe('liveRunReducer: history, stats, chart, lag', () => {
+  const snap = (tick: number, total: number | null) => ({
+    type: 'snapshot' as const,
+    message: {
+      type: 'snapshot' as const,
+      seq: tick,
+      tick,
+      status: 'running' as const,
+      views: { total: total === null ? [] : [{ data: { total }, weight: 1 }] },
+    },
+  });
+  const stored = [
+    { tick: 0, views: { total: [{ data: { total: 0 }, weight: 1 }] }, frontier: { t: { tick: 0 } }, stats: { t: { rows_in: 1, ms: 2 } } },
+    {
+      tick: 1,
+      views: { total: [{ data: { total: 20 }, weight: 1 }, { data: { total: 0 }, weight: -1 }] },
+      frontier: { t: { tick: 1 } },
+      stats: { t: { rows_in: 1, ms: 3 } },
+    },
+  ];
+
+  it('prefills the feed and the chart from stored deltas after a reload', () => {
+    const state = reduce([snap(1, 20), { type: 'history', upto: 1, ticks: stored }]);
+    expect(state.feeds.total?.map((e) => [e.tick, e.weight, e.data.total])).toEqual([
+      [1, -1, 0],
+      [1, 1, 20],
+      [0, 1, 0],
+    ]);
+    expect(state.chart.map((p) => [p.tick, p.values['total.total']])).toEqual([
+      [0, 0],
+      [1, 20],
+    ]);
+    expect(state.frontier).toEqual({ t: { tick: 1 } });
+    expect(state.stats).toEqual({ t: { rows_in: 1, ms: 3 } });
+    expect(state.statsTick).toBe(1);
+  });
+
+  it('does not duplicate ticks that arrived live, nor override newer stats', () => {
+    let state = reduce([
+      snap(0, 0),
+      {
+        type: 'delta',
+        message: {
+          type: 'delta',
+          seq: 1,
+          tick: 1,
+          views: stored[1]!.views,
+          frontier: { t: { tick: 1 } },
+          stats: { t: { ms: 9 } },
+          lag: 2,
+        },
+      },
+    ]);
+    expect(state.lag).toEqual({ pushes: 2 }); // an older server's bare number
+    expect(state.lagFromStream).toBe(true);
+    // History (for ticks up to the snapshot's tick 0) arrives after the live delta of tick 1.
+    state = liveRunReducer(state, { type: 'history', upto: 0, ticks: stored });
+    expect(state.feeds.total?.map((e) => [e.tick, e.weight])).toEqual([
+      [1, -1],
+      [1, 1],
+      [0, 1],
+    ]);
+    expect(state.stats).toEqual({ t: { ms: 9 } });
+    expect(state.statsTick).toBe(1);
+    // The same history again changes nothing.
+    const again = liveRunReducer(state, { type: 'history', upto: 0, ticks: stored });
+    expect(again.feeds.total).toHaveLength(3);
+  });
+
+  it('takes frontier, stats and lag from a snapshot that carries them, and lag from REST', () => {
+    const state = reduce([
+      {
+        type: 'snapshot',
+        message: { type: 'snapshot', seq: 3, tick: 3, status: 'paused', views: {}, frontier: { a: { tick: 3, iteration: 2, converged: true } }, stats: { a: { ms: 1 } }, lag: { pushes: 4, rows: 9, ticks: 1 } },
+      },
+    ]);
+    expect(state).toMatchObject({ status: 'paused', statsTick: 3, lag: { pushes: 4, rows: 9, ticks: 1 }, frontier: { a: { tick: 3, iteration: 2, converged: true } } });
+    const after = liveRunReducer(state, { type: 'run', run: { ...run, status: 'paused', current_tick: 3, lag: 0 } as Run });
+    expect(after.lag).toEqual({ pushes: 0 });
+    expect(liveRunReducer(initialLiveRun, { type: 'run', run: { ...run, lag: 1 } as Run }).lagFromStream).toBe(false);
+  });
+
+  it('never lets a stale REST answer move the status back to created or out of stopped', () => {
+    const running = reduce([snap(0, 0)]);
+    expect(liveRunReducer(running, { type: 'run', run: { ...run, status: 'created' } }).status).toBe('running');
+    const stopped = liveRunReducer(running, { type: 'run', run: { ...run, status: 'stopped' } });
+    expect(stopped.status).toBe('stopped');
+    expect(liveRunReducer(stopped, { type: 'run', run: { ...run, status: 'running' } }).status).toBe('stopped');
+  });
+});

@@ -148,7 +148,7 @@ describe('RunStream', () => {
     expect(stream.lastSeq).toBeNull();
   });
 
-  it('on a gap, closes the socket and reconnects with since=<last seq>', () => {
+  it('on a gap, closes the socket and resyncs from a fresh snapshot', () => {
     const { stream, sockets, events, states, last } = setup();
     stream.start();
     const first = last();
@@ -165,17 +165,43 @@ describe('RunStream', () => {
     expect(sockets).toHaveLength(1);
     vi.advanceTimersByTime(1);
     expect(sockets).toHaveLength(2);
-    expect(last().url).toBe(`${URL}?since=3`);
+    // No ?since: the server answers with a snapshot of the current state.
+    expect(last().url).toBe(URL);
+    expect(stream.lastSeq).toBeNull();
 
     // Late messages from the old socket are not delivered any more.
     first.send(delta(4));
     expect(events).toEqual(['snapshot 2', 'delta 3']);
 
     last().open();
-    last().send(delta(4));
-    last().send(delta(5));
-    expect(events).toEqual(['snapshot 2', 'delta 3', 'delta 4', 'delta 5']);
+    last().send(snapshot(5));
+    last().send(delta(5)); // already in the snapshot
+    last().send(delta(6));
+    expect(events).toEqual(['snapshot 2', 'delta 3', 'snapshot 5', 'delta 6']);
     expect(states[states.length - 1]).toBe('live');
+  });
+
+  it('after a dropped connection, replays from since=<last seq> and drops what it already has', () => {
+    const { stream, sockets, events, states, last } = setup();
+    stream.start();
+    last().open();
+    last().send(snapshot(0));
+    last().send(delta(1));
+    last().send(delta(2));
+    last().serverClose(1006);
+    expect(states[states.length - 1]).toBe('reconnecting');
+    vi.advanceTimersByTime(500);
+    expect(sockets).toHaveLength(2);
+    expect(last().url).toBe(`${URL}?since=2`);
+    last().open();
+    // The server's replay can overlap with what the live group sends: each seq once, in order.
+    last().send({ type: 'status', status: 'running', current_tick: 4, error: '' });
+    last().send(delta(2));
+    last().send(delta(3));
+    last().send(delta(3));
+    last().send(delta(4));
+    expect(events).toEqual(['snapshot 0', 'delta 1', 'delta 2', 'status running 4', 'delta 3', 'delta 4']);
+    expect(stream.lastSeq).toBe(4);
   });
 
   it('accepts a fresh snapshot after reconnecting, replacing its position', () => {
@@ -279,6 +305,110 @@ describe('RunStream', () => {
     last().open();
     last().send({ type: 'error', message: 'input "x" not found' });
     last().send('not json');
-    expect(errors).toEqual(['input "x" not found', 'Received a malformed message from the server.']);
+    last().send({ type: 'error', error: 'ZeroDivisionError', tick: 3, node: 'by_account' });
+    expect(errors).toEqual([
+      'input "x" not found',
+      'Received a malformed message from the server.',
+      'tick 3, node by_account: ZeroDivisionError',
+    ]);
+  });
+});
+
+describe('RunStream network awareness', () => {
+  function withNetwork() {
+    let online = true;
+    const listeners: { on: () => void; off: () => void }[] = [];
+    const sockets: FakeSocket[] = [];
+    const events: string[] = [];
+    const states: ConnectionState[] = [];
+    const stream = new RunStream(
+      URL,
+      {
+        onSnapshot: (m) => events.push(`snapshot ${m.seq}`),
+        onDelta: (m) => events.push(`delta ${m.seq}`),
+        onConnectionChange: (s) => states.push(s),
+      },
+      {
+        createSocket: (url) => {
+          const socket = new FakeSocket(url);
+          sockets.push(socket);
+          return socket;
+        },
+        network: {
+          isOnline: () => online,
+          subscribe(on, off) {
+            const entry = { on, off };
+            listeners.push(entry);
+            return () => listeners.splice(listeners.indexOf(entry), 1);
+          },
+        },
+        heartbeatMs: 1000,
+        idleTimeoutMs: 2500,
+      },
+    );
+    const goOffline = () => {
+      online = false;
+      listeners.forEach((l) => l.off());
+    };
+    const goOnline = () => {
+      online = true;
+      listeners.forEach((l) => l.on());
+    };
+    const last = () => sockets[sockets.length - 1]!;
+    return { stream, sockets, events, states, goOffline, goOnline, last, listeners };
+  }
+
+  it('drops the socket when the browser goes offline and catches up with since= when back', () => {
+    const { stream, sockets, events, states, goOffline, goOnline, last } = withNetwork();
+    stream.start();
+    last().open();
+    last().send(snapshot(3));
+    const first = last();
+    goOffline();
+    expect(first.closedByClient).toBe(true);
+    expect(states[states.length - 1]).toBe('offline');
+    // No reconnect attempts while offline, however long it lasts.
+    vi.advanceTimersByTime(120_000);
+    expect(sockets).toHaveLength(1);
+    goOnline();
+    expect(sockets).toHaveLength(2); // at once, no backoff
+    expect(last().url).toBe(`${URL}?since=3`);
+    last().open();
+    last().send(delta(4));
+    last().send(delta(5));
+    expect(events).toEqual(['snapshot 3', 'delta 4', 'delta 5']);
+    expect(states[states.length - 1]).toBe('live');
+  });
+
+  it('starts offline without connecting, and unsubscribes on close()', () => {
+    const { stream, sockets, states, goOffline, goOnline, listeners } = withNetwork();
+    goOffline();
+    stream.start();
+    expect(sockets).toHaveLength(0);
+    expect(states).toEqual(['offline']);
+    goOnline();
+    expect(sockets).toHaveLength(1);
+    stream.close();
+    expect(listeners).toHaveLength(0);
+  });
+
+  it('pings while connected and reconnects when nothing arrives for too long', () => {
+    const { stream, sockets, last } = withNetwork();
+    stream.start();
+    const socket = last();
+    const sent: string[] = [];
+    (socket as unknown as { send: (d: string) => void }).send = (d: string) => sent.push(d);
+    socket.open();
+    socket.onmessage?.({ data: JSON.stringify(snapshot(1)) } as MessageEvent);
+    vi.advanceTimersByTime(1000);
+    expect(sent).toEqual(['{"type":"ping"}']);
+    socket.onmessage?.({ data: '{"type":"pong"}' } as MessageEvent);
+    vi.advanceTimersByTime(2000);
+    expect(sockets).toHaveLength(1); // the pong kept it alive
+    vi.advanceTimersByTime(2000); // silence past the idle timeout
+    expect(socket.closedByClient).toBe(true);
+    vi.advanceTimersByTime(500);
+    expect(sockets).toHaveLength(2);
+    expect(last().url).toBe(`${URL}?since=1`);
   });
 });

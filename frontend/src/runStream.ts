@@ -1,8 +1,12 @@
-// Websocket client for /ws/runs/<id>/: keeps snapshot/delta messages in sequence,
-// drops duplicates, reconnects with ?since=<last seq> on a gap or a dropped
-// connection, with exponential backoff.
+// Websocket client for /ws/runs/<id>/: keeps snapshot/delta messages in sequence and
+// drops duplicates (by seq). A dropped connection reconnects with ?since=<last seq>
+// (the server replays what was missed) after an exponential backoff; a gap inside the
+// stream asks for a fresh snapshot instead. Going offline (the browser's offline event)
+// drops the socket at once and coming back online reconnects immediately; a heartbeat
+// (ping/pong) notices connections that died without a close.
 
 import type { RunStatus } from './api';
+import type { Frontier, Lag, Stats } from './api/runs';
 import type { WeightedRow } from './zset';
 
 export interface SnapshotMessage {
@@ -11,6 +15,9 @@ export interface SnapshotMessage {
   tick: number;
   status: RunStatus;
   views: Record<string, WeightedRow[]>;
+  frontier?: Frontier;
+  stats?: Stats;
+  lag?: number | Lag;
 }
 
 export interface DeltaMessage {
@@ -18,8 +25,10 @@ export interface DeltaMessage {
   seq: number;
   tick: number;
   views: Record<string, WeightedRow[]>;
-  frontier?: Record<string, { tick: number }>;
-  stats?: Record<string, unknown>;
+  frontier?: Frontier;
+  stats?: Stats;
+  ms?: number;
+  lag?: number | Lag;
 }
 
 export interface StatusMessage {
@@ -27,17 +36,33 @@ export interface StatusMessage {
   status: RunStatus;
   current_tick: number;
   error: string;
+  lag?: number | Lag;
 }
 
 export interface ErrorMessage {
   type: 'error';
-  message: string;
+  /** Older servers say `message`, newer ones `error` (with the tick and node). */
+  message?: string;
+  error?: string;
+  node?: string | null;
+  tick?: number;
+}
+
+/** "tick 3, node by_account: boom". */
+export function describeServerError(message: ErrorMessage): string {
+  const text = message.error ?? message.message ?? 'Unknown error from the server.';
+  const where = [
+    typeof message.tick === 'number' ? `tick ${message.tick}` : null,
+    message.node ? `node ${message.node}` : null,
+  ].filter(Boolean);
+  return where.length ? `${where.join(', ')}: ${text}` : text;
 }
 
 export type ServerMessage = SnapshotMessage | DeltaMessage | StatusMessage | ErrorMessage;
 
-/** "closed": the stream gave up for good (run finished, or the server refused us). */
-export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'closed';
+/** "offline": the browser reports no network; "closed": the stream gave up for good
+ * (run finished, or the server refused us). */
+export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'offline' | 'closed';
 
 export interface RunStreamHandlers {
   onSnapshot?(message: SnapshotMessage): void;
@@ -54,15 +79,47 @@ export interface SocketLike {
   onclose: ((event: CloseEvent) => void) | null;
   onerror: ((event: Event) => void) | null;
   close(code?: number, reason?: string): void;
+  send?(data: string): void;
 }
 
 export type SocketFactory = (url: string) => SocketLike;
+
+/** Where the stream hears about the browser going offline and online again. */
+export interface NetworkMonitor {
+  isOnline(): boolean;
+  /** Returns an unsubscribe function. */
+  subscribe(onOnline: () => void, onOffline: () => void): () => void;
+}
 
 export interface RunStreamOptions {
   createSocket?: SocketFactory;
   /** Reconnect delay for the n-th consecutive attempt (0-based). */
   backoff?: (attempt: number) => number;
+  network?: NetworkMonitor | null;
+  /** Send a ping this often while connected (0 = never). */
+  heartbeatMs?: number;
+  /** Reconnect when nothing at all arrived for this long while connected (0 = never). */
+  idleTimeoutMs?: number;
 }
+
+/** The browser's navigator.onLine and online/offline events (none outside a browser). */
+export const browserNetwork: NetworkMonitor | null =
+  typeof window === 'undefined' || typeof navigator === 'undefined'
+    ? null
+    : {
+        isOnline: () => navigator.onLine !== false,
+        subscribe(onOnline, onOffline) {
+          window.addEventListener('online', onOnline);
+          window.addEventListener('offline', onOffline);
+          return () => {
+            window.removeEventListener('online', onOnline);
+            window.removeEventListener('offline', onOffline);
+          };
+        },
+      };
+
+export const HEARTBEAT_MS = 15_000;
+export const IDLE_TIMEOUT_MS = 40_000;
 
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 10_000;
@@ -84,13 +141,22 @@ export function runSocketUrl(runId: number, loc: Pick<Location, 'protocol' | 'ho
 export class RunStream {
   private socket: SocketLike | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
+  private lastHeard = 0;
   private attempt = 0;
   private closed = false;
   private finished = false;
+  private offline = false;
   private state: ConnectionState | null = null;
   private seq: number | null = null;
+  /** Set by a gap: the next connection asks for a fresh snapshot, not a replay. */
+  private resync = false;
+  private unsubscribeNetwork: (() => void) | null = null;
   private readonly createSocket: SocketFactory;
   private readonly backoff: (attempt: number) => number;
+  private readonly network: NetworkMonitor | null;
+  private readonly heartbeatMs: number;
+  private readonly idleTimeoutMs: number;
 
   constructor(
     private readonly url: string,
@@ -99,6 +165,9 @@ export class RunStream {
   ) {
     this.createSocket = options.createSocket ?? ((u) => new WebSocket(u));
     this.backoff = options.backoff ?? backoffDelay;
+    this.network = options.network === undefined ? (options.createSocket ? null : browserNetwork) : options.network;
+    this.heartbeatMs = options.heartbeatMs ?? (options.createSocket ? 0 : HEARTBEAT_MS);
+    this.idleTimeoutMs = options.idleTimeoutMs ?? (options.createSocket ? 0 : IDLE_TIMEOUT_MS);
   }
 
   /** Sequence number of the last applied snapshot or delta; null before the first snapshot. */
@@ -112,6 +181,16 @@ export class RunStream {
 
   start(): void {
     if (this.closed || this.socket || this.retryTimer) return;
+    if (this.network && !this.unsubscribeNetwork) {
+      this.unsubscribeNetwork = this.network.subscribe(
+        () => this.wentOnline(),
+        () => this.wentOffline(),
+      );
+      if (!this.network.isOnline()) {
+        this.wentOffline();
+        return;
+      }
+    }
     this.connect();
   }
 
@@ -120,10 +199,43 @@ export class RunStream {
     this.closed = true;
     this.clearRetry();
     this.dropSocket();
+    this.unsubscribeNetwork?.();
+    this.unsubscribeNetwork = null;
+  }
+
+  /** Drops the connection and reconnects now (e.g. the user asked to retry). */
+  reconnectNow(): void {
+    if (this.closed) return;
+    this.clearRetry();
+    this.dropSocket();
+    this.attempt = 0;
+    this.connect();
+  }
+
+  private wentOffline(): void {
+    if (this.closed) return;
+    this.offline = true;
+    this.clearRetry();
+    this.dropSocket();
+    this.setState('offline');
+  }
+
+  private wentOnline(): void {
+    if (this.closed || !this.offline) return;
+    this.offline = false;
+    this.attempt = 0;
+    this.clearRetry();
+    this.connect();
   }
 
   private connect(): void {
-    this.setState(this.attempt === 0 && this.seq === null ? 'connecting' : 'reconnecting');
+    if (this.resync) {
+      this.resync = false;
+      this.seq = null;
+      this.setState('reconnecting');
+    } else {
+      this.setState(this.attempt === 0 && this.seq === null && this.state === null ? 'connecting' : 'reconnecting');
+    }
     const url = this.seq === null ? this.url : `${this.url}?since=${this.seq}`;
     let socket: SocketLike;
     try {
@@ -133,14 +245,22 @@ export class RunStream {
       return;
     }
     this.socket = socket;
-    socket.onopen = () => this.setState('live');
-    socket.onmessage = (event) => this.receive(event.data);
+    socket.onopen = () => {
+      this.lastHeard = Date.now();
+      this.startHeartbeat(socket);
+      this.setState('live');
+    };
+    socket.onmessage = (event) => {
+      this.lastHeard = Date.now();
+      this.receive(event.data);
+    };
     socket.onerror = () => {
       // A close event always follows; reconnecting is handled there.
     };
     socket.onclose = (event) => {
       if (this.socket !== socket) return;
       this.socket = null;
+      this.stopHeartbeat();
       if (this.closed) return;
       if (this.finished || FATAL_CLOSE_CODES.has(event.code)) {
         if (FATAL_CLOSE_CODES.has(event.code)) {
@@ -152,6 +272,30 @@ export class RunStream {
       }
       this.scheduleReconnect();
     };
+  }
+
+  private startHeartbeat(socket: SocketLike): void {
+    this.stopHeartbeat();
+    if (!this.heartbeatMs) return;
+    this.heartbeatTimer = setInterval(() => {
+      if (this.socket !== socket) return;
+      if (this.idleTimeoutMs && Date.now() - this.lastHeard > this.idleTimeoutMs) {
+        // Nothing heard (not even a pong): the connection is dead without having closed.
+        this.dropSocket();
+        this.scheduleReconnect();
+        return;
+      }
+      try {
+        socket.send?.(JSON.stringify({ type: 'ping' }));
+      } catch {
+        // the close handler reconnects
+      }
+    }, this.heartbeatMs);
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = null;
   }
 
   private receive(raw: unknown): void {
@@ -177,10 +321,10 @@ export class RunStream {
         this.handlers.onStatus?.(message);
         break;
       case 'error':
-        this.handlers.onServerError?.(message.message);
+        this.handlers.onServerError?.(describeServerError(message));
         break;
       default:
-        // Unknown message types are ignored so the server can add new ones.
+        // pong, and unknown message types (so the server can add new ones), are ignored.
         break;
     }
   }
@@ -189,7 +333,8 @@ export class RunStream {
     if (this.seq === null) return; // nothing to integrate into before the snapshot
     if (message.seq <= this.seq) return; // duplicate
     if (message.seq > this.seq + 1) {
-      // Missed at least one delta: reconnect and ask for everything after our last one.
+      // Missed at least one delta: start over from a fresh snapshot.
+      this.resync = true;
       this.dropSocket();
       this.scheduleReconnect();
       return;
@@ -200,18 +345,19 @@ export class RunStream {
   }
 
   private scheduleReconnect(): void {
-    if (this.closed || this.retryTimer) return;
+    if (this.closed || this.retryTimer || this.offline) return;
     this.setState('reconnecting');
     const delay = this.backoff(this.attempt);
     this.attempt += 1;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      if (!this.closed) this.connect();
+      if (!this.closed && !this.offline) this.connect();
     }, delay);
   }
 
   private dropSocket(): void {
     const socket = this.socket;
+    this.stopHeartbeat();
     if (!socket) return;
     this.socket = null;
     socket.onopen = null;

@@ -1,29 +1,21 @@
 """A person in Debian's Chromium (driven by Playwright, no downloaded browser): logs in,
 opens a circuit, starts a run, pushes rows from the form and sees the deltas arrive."""
-import os
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from circuits import services
+from tests.browser.chromium import launch
 from tests.conftest import ARTIFACTS, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
 
 @pytest.fixture
 def page(live_stack):
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Debian's chromium is required at {CHROMIUM} (scripts/test installs it)")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        browser = launch(pw)
         context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1280, "height": 900})
         page = context.new_page()
         page.set_default_timeout(30_000)

@@ -1,26 +1,32 @@
-import { useEffect, useState } from 'react';
-import { api, type Circuit, type CircuitDocument, type Run } from '../api';
-import { orderNodes } from '../circuitGraph';
-import { formatTime, formatValue } from '../format';
-import { navigate, runHref } from '../route';
+// A circuit: the editor (owner) or a read-only view, with save/rename/history,
+// import/export, the compiled plan, sharing, forking and its runs.
+
+import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
+import { api, type Circuit, type CircuitVersion, type Run } from '../api';
+import { editorApi, versionList, type EditorCircuit, type VersionDiff } from '../api/editor';
+import { CircuitCanvas } from '../editor/CircuitCanvas';
+import { CircuitEditor } from '../editor/CircuitEditor';
+import { emptyDocument, parseClipboard, type Doc, type DocNode } from '../editor/model';
+import { useDocumentHistory } from '../editor/useDocumentHistory';
+import { formatTime } from '../format';
+import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
+import { ShareDialog } from './ShareDialog';
 
 interface Props {
-  circuitId: number;
+  /** null: a new, unsaved circuit. */
+  circuitId: number | null;
+  username: string | null;
 }
 
-export function CircuitPage({ circuitId }: Props) {
-  const [circuit, setCircuit] = useState<Circuit | null>(null);
+export function CircuitPage({ circuitId, username }: Props) {
+  const [circuit, setCircuit] = useState<EditorCircuit | null>(null);
   const [runs, setRuns] = useState<Run[] | null>(null);
   const [errors, setErrors] = useState<string[]>([]);
-  const [startErrors, setStartErrors] = useState<string[]>([]);
-  const [starting, setStarting] = useState(false);
 
   useEffect(() => {
+    if (circuitId === null) return;
     let active = true;
-    setCircuit(null);
-    setRuns(null);
-    setErrors([]);
     Promise.all([api.getCircuit(circuitId), api.listRuns(circuitId)]).then(
       ([c, r]) => {
         if (!active) return;
@@ -34,126 +40,423 @@ export function CircuitPage({ circuitId }: Props) {
     };
   }, [circuitId]);
 
-  async function startRun() {
-    setStarting(true);
-    setStartErrors([]);
+  if (errors.length) return <ErrorText messages={errors} />;
+  if (circuitId !== null && !circuit) return <p className="muted">Loading…</p>;
+  return (
+    <CircuitWorkspace
+      circuit={circuit}
+      runs={runs ?? []}
+      readOnly={circuit !== null && circuit.owner !== username}
+      signedIn={username !== null}
+      onCircuit={setCircuit}
+    />
+  );
+}
+
+export function downloadJson(filename: string, value: unknown): void {
+  const blob = new Blob([JSON.stringify(value, null, 2)], { type: 'application/json' });
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+const fileName = (name: string) => `${name.trim().replace(/[^A-Za-z0-9_-]+/g, '_') || 'circuit'}.circuit.json`;
+
+export function CircuitWorkspace({
+  circuit,
+  runs,
+  readOnly,
+  signedIn,
+  onCircuit,
+  shareToken,
+}: {
+  circuit: EditorCircuit | null;
+  runs: Run[];
+  readOnly: boolean;
+  signedIn: boolean;
+  onCircuit: (c: EditorCircuit) => void;
+  shareToken?: string;
+}) {
+  const initial = useMemo<Doc>(() => (circuit?.latest_version?.document as Doc | undefined) ?? emptyDocument(), [circuit?.latest_version]);
+  const state = useDocumentHistory(initial);
+  const [name, setName] = useState(circuit?.name ?? 'Untitled circuit');
+  const [renaming, setRenaming] = useState(false);
+  const [status, setStatus] = useState<string | null>(null);
+  const [problems, setProblems] = useState<string[]>([]);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [showPlan, setShowPlan] = useState(false);
+  const [showHistory, setShowHistory] = useState(false);
+  const [sharing, setSharing] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const version = circuit?.latest_version ?? null;
+
+  const fail = (error: unknown) => {
+    setProblems(messagesOf(error));
+    setStatus(null);
+  };
+
+  const save = useCallback(async (): Promise<boolean> => {
+    setBusy('save');
+    setProblems([]);
     try {
-      const run = await api.startRun(circuitId);
+      if (!circuit) {
+        const created = await editorApi.createCircuit(name.trim() || 'Untitled circuit', state.doc);
+        state.markSaved();
+        navigate(circuitHref(created.id));
+        return true;
+      }
+      const saved = await editorApi.saveVersion(circuit.id, state.doc);
+      state.markSaved();
+      onCircuit({ ...circuit, latest_version: saved as CircuitVersion });
+      setStatus(`Saved version ${saved.number}.`);
+      return true;
+    } catch (error) {
+      fail(error);
+      return false;
+    } finally {
+      setBusy(null);
+    }
+  }, [circuit, name, state, onCircuit]);
+
+  const rename = async () => {
+    if (!circuit) return setRenaming(false);
+    setBusy('rename');
+    try {
+      const updated = await editorApi.renameCircuit(circuit.id, name.trim());
+      onCircuit({ ...circuit, name: updated.name });
+      setRenaming(false);
+      setStatus(`Renamed to ${updated.name}.`);
+      setProblems([]);
+    } catch (error) {
+      fail(error);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const startRun = async () => {
+    if (!circuit) return;
+    if (state.dirty && !(await save())) return;
+    setBusy('start');
+    try {
+      const run = await api.startRun(circuit.id);
       navigate(runHref(run.id));
     } catch (error) {
-      setStartErrors(messagesOf(error));
-      setStarting(false);
+      fail(error);
+      setBusy(null);
     }
-  }
+  };
 
-  if (errors.length) return <ErrorText messages={errors} />;
-  if (!circuit) return <p className="muted">Loading…</p>;
+  const fork = async () => {
+    if (!circuit) return;
+    setBusy('fork');
+    try {
+      const forked = await editorApi.fork(circuit.id, shareToken);
+      navigate(circuitHref(forked.id));
+    } catch (error) {
+      fail(error);
+      setBusy(null);
+    }
+  };
 
-  const version = circuit.latest_version;
+  const importFile = async (event: ChangeEvent<HTMLInputElement>) => {
+    const file = event.target.files?.[0];
+    event.target.value = '';
+    if (!file) return;
+    try {
+      const text = await file.text();
+      const doc = parseClipboard(text);
+      if (!doc) throw new Error(`${file.name} is not a dbspweb circuit document (expected "format": "dbspweb.circuit" and "nodes").`);
+      state.apply(() => doc);
+      setStatus(`Imported ${file.name} (${doc.nodes.length} nodes). Save to keep it.`);
+      setProblems([]);
+    } catch (error) {
+      fail(error);
+    }
+  };
+
   return (
-    <section>
+    <section className="circuit-page">
       <p className="breadcrumb">
         <a href="#/">Circuits</a> /
       </p>
       <div className="page-head">
         <div>
-          <h1 data-testid="circuit-name">{circuit.name}</h1>
-          {circuit.description && <p className="description">{circuit.description}</p>}
-          <p className="meta">
-            {circuit.owner} · <span className={`badge visibility-${circuit.visibility}`}>{circuit.visibility}</span>
-            {version && ` · version ${version.number} saved ${formatTime(version.created_at)}`}
-          </p>
+          {renaming || !circuit ? (
+            <div className="field-row">
+              <input
+                type="text"
+                aria-label="Circuit name"
+                data-testid="circuit-name-input"
+                value={name}
+                autoFocus={renaming}
+                onChange={(e) => setName(e.target.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' && circuit) void rename();
+                }}
+              />
+              {circuit && (
+                <button type="button" data-testid="rename-save" onClick={() => void rename()} disabled={busy !== null}>
+                  Rename
+                </button>
+              )}
+            </div>
+          ) : (
+            <div className="field-row">
+              <h1 data-testid="circuit-name">{circuit.name}</h1>
+              {!readOnly && (
+                <button type="button" className="inline-link" data-testid="rename" onClick={() => setRenaming(true)}>
+                  rename
+                </button>
+              )}
+            </div>
+          )}
+          {circuit && (
+            <p className="meta">
+              {circuit.owner} · <span className={`badge visibility-${circuit.visibility}`}>{circuit.visibility}</span>
+              {version && ` · version ${version.number} saved ${formatTime(version.created_at)}`}
+              {state.dirty && <span data-testid="unsaved"> · unsaved changes</span>}
+            </p>
+          )}
+          {readOnly && (
+            <p className="readonly-banner" data-testid="read-only">
+              Read-only{circuit ? ` (owned by ${circuit.owner})` : ''}. Fork it to edit your own copy.
+            </p>
+          )}
         </div>
         <div className="actions">
-          <button className="primary" data-testid="start-run" onClick={startRun} disabled={starting || !version}>
-            {starting ? 'Starting…' : 'Start run'}
+          {!readOnly && (
+            <button type="button" className="primary" data-testid="save-version" onClick={() => void save()} disabled={busy !== null}>
+              {busy === 'save' ? 'Saving…' : circuit ? 'Save version' : 'Save circuit'}
+            </button>
+          )}
+          {!readOnly && circuit && (
+            <button type="button" className="primary" data-testid="start-run" onClick={() => void startRun()} disabled={busy !== null || !version}>
+              {busy === 'start' ? 'Starting…' : 'Start run'}
+            </button>
+          )}
+          {readOnly && circuit && (
+            <button type="button" className="primary" data-testid="fork" onClick={() => void fork()} disabled={busy !== null || !signedIn} title={signedIn ? 'Copy into your circuits' : 'Sign in to fork'}>
+              {busy === 'fork' ? 'Forking…' : 'Fork'}
+            </button>
+          )}
+          <button type="button" data-testid="export-json" onClick={() => downloadJson(fileName(circuit?.name ?? name), state.doc)}>
+            Export JSON
           </button>
+          {!readOnly && (
+            <>
+              <button type="button" data-testid="import-json" onClick={() => fileInput.current?.click()}>
+                Import JSON
+              </button>
+              <input ref={fileInput} type="file" accept=".json,application/json" hidden data-testid="import-file" onChange={(e) => void importFile(e)} />
+            </>
+          )}
+          <button type="button" data-testid="toggle-plan" aria-pressed={showPlan} onClick={() => setShowPlan((s) => !s)}>
+            {showPlan ? 'Hide plan' : 'Compiled plan'}
+          </button>
+          {circuit && (
+            <button type="button" data-testid="toggle-history" aria-pressed={showHistory} onClick={() => setShowHistory((s) => !s)}>
+              History
+            </button>
+          )}
+          {!readOnly && circuit && (
+            <button type="button" data-testid="share" onClick={() => setSharing(true)}>
+              Share
+            </button>
+          )}
         </div>
       </div>
-      <ErrorText messages={startErrors} />
+      {status && (
+        <p className="muted" data-testid="save-status" role="status">
+          {status}
+        </p>
+      )}
+      <ErrorText messages={problems} testId="save-error" />
 
-      <div className="columns">
-        <div className="card">
-          <h2>Circuit</h2>
-          {version ? <DocumentView document={version.document} /> : <p className="muted">No version saved yet.</p>}
-        </div>
+      <CircuitEditor state={state} readOnly={readOnly} />
+
+      {showPlan && <PlanPane doc={state.doc} />}
+      {showHistory && circuit && (
+        <VersionHistory
+          circuit={circuit}
+          readOnly={readOnly}
+          onLoad={(doc, n) => {
+            state.apply(() => doc);
+            setStatus(`Loaded version ${n} into the editor (not saved).`);
+          }}
+          onRestored={(v) => {
+            state.reset(v.document as Doc);
+            onCircuit({ ...circuit, latest_version: v });
+            setStatus(`Restored as version ${v.number}.`);
+          }}
+        />
+      )}
+      {circuit && !shareToken && (
         <div className="card">
           <h2>Runs</h2>
-          <RunList runs={runs ?? []} />
+          <RunList runs={runs} />
         </div>
-      </div>
+      )}
+      {sharing && circuit && <ShareDialog circuit={circuit} onClose={() => setSharing(false)} onChanged={(visibility) => onCircuit({ ...circuit, visibility })} />}
     </section>
   );
 }
 
-function DocumentView({ document }: { document: CircuitDocument }) {
-  const nodes = orderNodes(document);
-  const edges = document.edges ?? [];
-  if (nodes.length === 0) return <p className="muted">This circuit has no nodes.</p>;
+function PlanPane({ doc }: { doc: Doc }) {
+  const [plan, setPlan] = useState<Doc | null>(null);
+  const [errors, setErrors] = useState<string[]>([]);
+  useEffect(() => {
+    let active = true;
+    const timer = setTimeout(() => {
+      editorApi.plan(doc).then(
+        (p) => {
+          if (!active) return;
+          setPlan(p);
+          setErrors([]);
+        },
+        (error) => active && setErrors(messagesOf(error)),
+      );
+    }, 300);
+    return () => {
+      active = false;
+      clearTimeout(timer);
+    };
+  }, [doc]);
+  const inserted = plan ? plan.nodes.filter((n) => n.inserted === true).length : 0;
   return (
-    <>
-      <ol className="node-list">
-        {nodes.map(({ node, inputs }) => (
-          <li key={node.id} className={`node node-${node.kind}`} data-testid="circuit-node" data-node-id={node.id}>
-            <div className="node-head">
-              <span className="badge kind">{node.kind}</span>
-              <code className="node-id">{node.id}</code>
-              {inputs.length > 0 && (
-                <span className="node-inputs">
-                  ←{' '}
-                  {inputs
-                    .map((e) => `${e.from.node}.${e.from.port}${e.to.port !== 'in' ? ` → ${e.to.port}` : ''}`)
-                    .join(', ')}
-                </span>
-              )}
-            </div>
-            <Params params={node.params ?? {}} />
-          </li>
-        ))}
-      </ol>
-      {edges.length > 0 && (
-        <details className="edges">
-          <summary>{edges.length} edges</summary>
+    <div className="card plan-pane" data-testid="plan-pane">
+      <h2>Compiled incremental plan {plan && <small className="muted">(mode {String(plan.mode ?? '')}; {inserted} inserted state nodes, dashed)</small>}</h2>
+      <ErrorText messages={errors} testId="plan-error" />
+      {plan && <CircuitCanvas document={plan} testIdPrefix="plan-" layout="always" height={460} nodeClass={planNodeClass} />}
+      {plan && (
+        <details>
+          <summary>Per-node incremental form</summary>
           <ul>
-            {edges.map((e, i) => (
-              <li key={i}>
-                <code>
-                  {e.from.node}.{e.from.port} → {e.to.node}.{e.to.port}
-                </code>
-              </li>
-            ))}
+            {plan.nodes
+              .filter((n) => !n.inserted)
+              .map((n) => {
+                const inc = n.incremental as { form?: string; state?: string[] } | undefined;
+                return (
+                  <li key={n.id}>
+                    <code>{n.id}</code>: {inc?.form ?? '?'}
+                    {inc?.state?.length ? ` — state: ${inc.state.join('; ')}` : ''}
+                  </li>
+                );
+              })}
           </ul>
         </details>
       )}
-    </>
+    </div>
   );
 }
 
-function Params({ params }: { params: Record<string, unknown> }) {
-  const entries = Object.entries(params);
-  if (entries.length === 0) return null;
+const planNodeClass = (node: DocNode) => (node.inserted === true ? 'inserted' : undefined);
+
+function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
+  circuit: Circuit;
+  readOnly: boolean;
+  onLoad: (doc: Doc, n: number) => void;
+  onRestored: (v: CircuitVersion) => void;
+}) {
+  const [versions, setVersions] = useState<CircuitVersion[] | null>(null);
+  const [errors, setErrors] = useState<string[]>([]);
+  const latest = circuit.latest_version?.number;
+  useEffect(() => {
+    let active = true;
+    editorApi.versions(circuit.id).then(
+      (body) => active && setVersions(versionList(body)),
+      (error) => active && setErrors(messagesOf(error)),
+    );
+    return () => {
+      active = false;
+    };
+  }, [circuit.id, latest]);
+
+  const [diff, setDiff] = useState<VersionDiff | null>(null);
+  const compare = async (a: number, b: number) => {
+    try {
+      setDiff(await editorApi.diff(circuit.id, a, b));
+    } catch (error) {
+      setErrors(messagesOf(error));
+    }
+  };
+
+  const restore = async (v: CircuitVersion) => {
+    try {
+      const doc = v.document ?? (await editorApi.version(circuit.id, v.number)).document;
+      onRestored(await editorApi.saveVersion(circuit.id, doc as Doc));
+    } catch (error) {
+      setErrors(messagesOf(error));
+    }
+  };
+
   return (
-    <dl className="params">
-      {entries.map(([key, value]) => (
-        <div key={key}>
-          <dt>{key}</dt>
-          <dd>
-            <code>{formatParam(value)}</code>
-          </dd>
-        </div>
-      ))}
-    </dl>
+    <div className="card" data-testid="version-history">
+      <h2>Version history</h2>
+      <ErrorText messages={errors} />
+      {versions === null && errors.length === 0 && <p className="muted">Loading…</p>}
+      <ul className="versions">
+        {(versions ?? []).map((v) => (
+          <li key={v.number} data-testid="version-item" data-version={v.number}>
+            <b>v{v.number}</b> <span className="muted">{formatTime(v.created_at)}</span> · {v.document?.nodes?.length ?? '?'} nodes
+            {v.number === latest && <span className="badge">latest</span>}
+            <button type="button" data-testid={`version-load-${v.number}`} onClick={() => v.document && onLoad(v.document as Doc, v.number)}>
+              View in editor
+            </button>
+            {v.number !== latest && latest !== undefined && (
+              <button type="button" data-testid={`version-diff-${v.number}`} onClick={() => void compare(v.number, latest)}>
+                Diff vs latest
+              </button>
+            )}
+            {!readOnly && v.number !== latest && (
+              <button type="button" data-testid={`version-restore-${v.number}`} onClick={() => void restore(v)}>
+                Restore
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {diff && <DiffView diff={diff} />}
+    </div>
   );
 }
 
-/** Column lists ([{name, type}]) read as "id bigint, amount double"; anything else as JSON. */
-function formatParam(value: unknown): string {
-  const isColumn = (c: unknown) =>
-    typeof c === 'object' && c !== null && typeof (c as { name?: unknown }).name === 'string' && 'type' in c;
-  if (Array.isArray(value) && value.length > 0 && value.every(isColumn)) {
-    return value.map((c: { name: string; type: unknown }) => `${c.name} ${formatValue(c.type)}`).join(', ');
-  }
-  return typeof value === 'object' && value !== null ? JSON.stringify(value) : formatValue(value);
+const wire = (e: { from: { node: string; port: string }; to: { node: string; port: string } }) =>
+  `${e.from.node}.${e.from.port} → ${e.to.node}.${e.to.port}`;
+
+function DiffView({ diff }: { diff: VersionDiff }) {
+  const { nodes, edges } = diff;
+  const empty = !nodes.added.length && !nodes.removed.length && !nodes.changed.length && !edges.added.length && !edges.removed.length;
+  return (
+    <div data-testid="version-diff">
+      <h3>
+        v{diff.a} → v{diff.b}
+      </h3>
+      {empty && <p className="muted">No differences.</p>}
+      <ul className="diff">
+        {nodes.added.map((n) => (
+          <li key={`+${n.id}`} className="plus">+ node {n.id} {n.kind ? `(${n.kind})` : ''}</li>
+        ))}
+        {nodes.removed.map((n) => (
+          <li key={`-${n.id}`} className="minus">− node {n.id} {n.kind ? `(${n.kind})` : ''}</li>
+        ))}
+        {nodes.changed.map((n) => (
+          <li key={`~${n.id}`}>~ node {n.id}: {n.fields.join(', ')}</li>
+        ))}
+        {edges.added.map((e) => (
+          <li key={`+${wire(e)}`} className="plus">+ wire {wire(e)}</li>
+        ))}
+        {edges.removed.map((e) => (
+          <li key={`-${wire(e)}`} className="minus">− wire {wire(e)}</li>
+        ))}
+      </ul>
+    </div>
+  );
 }
 
 function RunList({ runs }: { runs: Run[] }) {

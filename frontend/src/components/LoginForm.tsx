@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api';
+import { signupHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
 
 interface Props {
@@ -54,6 +55,12 @@ export function LoginForm({ onLogin }: Props) {
       <button type="submit" className="primary" data-testid="login-submit" disabled={busy}>
         {busy ? 'Signing in…' : 'Sign in'}
       </button>
+      <p className="muted">
+        New here?{' '}
+        <a href={signupHref} data-testid="to-signup">
+          Create an account
+        </a>
+      </p>
     </form>
   );
 }

@@ -153,4 +153,53 @@ describe('RunView', () => {
       expect(screen.getByTestId('push-error-orders').textContent).toBe('row 0, amount: must not be null'),
     );
   });
+
+  it('names the circuit in the breadcrumb and prefills the feed from stored deltas after a reload', async () => {
+    fetchMock.mockImplementation(async (url: string) => {
+      if (url === '/api/runs/7/') return new Response(JSON.stringify({ ...run, current_tick: 1, lag: 0 }), { status: 200 });
+      if (url === '/api/circuits/3/') {
+        return new Response(JSON.stringify({ id: 3, name: 'Big orders', latest_version: null }), { status: 200 });
+      }
+      if (url.startsWith('/api/runs/7/deltas/')) {
+        expect(url).toBe('/api/runs/7/deltas/?since=-1&limit=200');
+        return new Response(
+          JSON.stringify({
+            ticks: [
+              { tick: 0, views: { big_orders: [{ data: { id: 1, amount: 150 }, weight: 1 }] }, frontier: {}, stats: {} },
+              { tick: 1, views: { big_orders: [{ data: { id: 1, amount: 150 }, weight: -1 }] }, frontier: {}, stats: {} },
+            ],
+            more: false,
+          }),
+          { status: 200 },
+        );
+      }
+      return new Response(JSON.stringify({ detail: 'Not found.' }), { status: 404 });
+    });
+    const socket = await openRun();
+    await waitFor(() => expect(screen.getByTestId('breadcrumb-circuit').textContent).toBe('Big orders'));
+    act(() => socket.onopen?.(new Event('open')));
+    socket.serverSend({ type: 'snapshot', seq: 1, tick: 1, status: 'running', views: { big_orders: [] } });
+    await waitFor(() =>
+      expect(
+        within(screen.getByTestId('delta-feed-big_orders'))
+          .getAllByTestId('delta-row')
+          .map((r) => [r.dataset.tick, r.dataset.weight]),
+      ).toEqual([
+        ['1', '-1'],
+        ['0', '1'],
+      ]),
+    );
+    expect(screen.getByTestId('run-lag').textContent).toBe('0 pushes');
+  });
+
+  it('says so when the server cannot pause runs', async () => {
+    const socket = await openRun();
+    act(() => socket.onopen?.(new Event('open')));
+    socket.serverSend({ type: 'snapshot', seq: 0, tick: 0, status: 'running', views: {} });
+    fireEvent.click(screen.getByTestId('pause-run'));
+    await waitFor(() =>
+      expect(screen.getByTestId('run-action-error').textContent).toBe('This server cannot pause runs yet (HTTP 404).'),
+    );
+    expect(screen.getByTestId('run-status').textContent).toBe('running');
+  });
 });

@@ -1,6 +1,12 @@
-import { useEffect, useReducer, useState } from 'react';
-import { api, type Run, type RunStatus } from '../api';
-import { circuitHref } from '../route';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { api, ApiError, type Circuit, type CircuitDocument, type RunStatus } from '../api';
+import { runsApi, type RunDetail } from '../api/runs';
+import { defaultSeries, seriesKeys } from '../dashboard/chartSeries';
+import { RunControls } from '../dashboard/RunControls';
+import { TickChart } from '../dashboard/TickChart';
+import { TickSlider } from '../dashboard/TickSlider';
+import '../dashboard/dashboard.css';
+import { circuitHref, navigate, runHref } from '../route';
 import { RunStream, runSocketUrl } from '../runStream';
 import { initialLiveRun, liveRunReducer } from '../runState';
 import { emptyZSet } from '../zset';
@@ -9,24 +15,55 @@ import { ErrorText, messagesOf } from './ErrorText';
 import { PushForm } from './PushForm';
 import { ViewTable } from './ViewTable';
 
+// The graph canvas (@xyflow/react) loads after the rest of the page.
+const RunGraph = lazy(() => import('../dashboard/RunGraph').then((m) => ({ default: m.RunGraph })));
+
 interface Props {
   runId: number;
 }
 
 const FINISHED: ReadonlySet<RunStatus> = new Set(['stopped', 'failed']);
+/** Ticks of stored deltas loaded after a (re)load to prefill the feeds and the chart. */
+export const HISTORY_TICKS = 200;
+/** How often the run (lag, status) is re-read while it is not finished: often when only
+ * REST reports the lag, rarely (a safety net) when the websocket does. */
+const POLL_MS = 2000;
+const POLL_STREAMED_MS = 15_000;
 
-/** One run: status, push forms for its inputs and live tables for its output views. */
+function controlError(action: string, error: unknown): string[] {
+  if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
+    return [`This server cannot ${action} runs yet (HTTP ${error.status}).`];
+  }
+  return messagesOf(error);
+}
+
+/** One run: controls, push forms, the live graph, chart, tick slider, tables and feeds. */
 export function RunView({ runId }: Props) {
-  const [run, setRun] = useState<Run | null>(null);
+  const [run, setRun] = useState<RunDetail | null>(null);
+  const [circuit, setCircuit] = useState<Circuit | null>(null);
+  const [document, setDocument] = useState<CircuitDocument | null>(null);
   const [loadErrors, setLoadErrors] = useState<string[]>([]);
-  const [stopErrors, setStopErrors] = useState<string[]>([]);
-  const [stopping, setStopping] = useState(false);
+  const [actionErrors, setActionErrors] = useState<string[]>([]);
+  const [busy, setBusy] = useState<string | null>(null);
   const [live, dispatch] = useReducer(liveRunReducer, initialLiveRun);
+  const [chosenSeries, setChosenSeries] = useState<string[] | null>(null);
   const loaded = run !== null;
+  const circuitId = run?.circuit ?? null;
+  const runVersion = run?.version ?? null;
+
+  const refreshRun = useCallback(() => {
+    runsApi.getRun(runId).then(
+      (r) => {
+        setRun(r);
+        dispatch({ type: 'run', run: r });
+      },
+      () => undefined, // the next poll tries again; the websocket state says if we are offline
+    );
+  }, [runId]);
 
   useEffect(() => {
     let active = true;
-    api.getRun(runId).then(
+    runsApi.getRun(runId).then(
       (r) => {
         if (!active) return;
         setRun(r);
@@ -39,11 +76,50 @@ export function RunView({ runId }: Props) {
     };
   }, [runId]);
 
+  // The circuit's name (breadcrumb) and the document of the run's version (graph).
+  useEffect(() => {
+    if (circuitId === null || runVersion === null) return;
+    let active = true;
+    api.getCircuit(circuitId).then(
+      (c) => {
+        if (!active) return;
+        setCircuit(c);
+        if (c.latest_version?.number === runVersion) setDocument(c.latest_version.document);
+        else
+          runsApi.versions(circuitId).then(
+            (versions) => {
+              const match = versions.find((v) => v.number === runVersion);
+              if (active && match) setDocument(match.document);
+            },
+            () => undefined,
+          );
+      },
+      () => undefined,
+    );
+    return () => {
+      active = false;
+    };
+  }, [circuitId, runVersion]);
+
+  const loadHistory = useCallback(
+    (upto: number) => {
+      if (upto < 0) return;
+      runsApi.deltas(runId, Math.max(-1, upto - HISTORY_TICKS), HISTORY_TICKS).then(
+        (page) => dispatch({ type: 'history', upto, ticks: page.ticks }),
+        () => undefined,
+      );
+    },
+    [runId],
+  );
+
   // Open the websocket once the run is known, so its messages always supersede the REST state.
   useEffect(() => {
     if (!loaded) return;
     const stream = new RunStream(runSocketUrl(runId), {
-      onSnapshot: (message) => dispatch({ type: 'snapshot', message }),
+      onSnapshot: (message) => {
+        dispatch({ type: 'snapshot', message });
+        loadHistory(message.tick);
+      },
       onDelta: (message) => dispatch({ type: 'delta', message }),
       onStatus: (message) => dispatch({ type: 'status', message }),
       onServerError: (message) => dispatch({ type: 'streamError', message }),
@@ -51,71 +127,101 @@ export function RunView({ runId }: Props) {
     });
     stream.start();
     return () => stream.close();
-  }, [runId, loaded]);
+  }, [runId, loaded, loadHistory]);
 
-  async function stop() {
-    setStopping(true);
-    setStopErrors([]);
+  const status = live.status ?? run?.status ?? 'created';
+  const finished = FINISHED.has(status);
+
+  // Lag and status by REST while the run is live (the websocket carries them too on
+  // servers that send `lag`; this keeps them right on any server).
+  const pollMs = live.lagFromStream && live.connection === 'live' ? POLL_STREAMED_MS : POLL_MS;
+  useEffect(() => {
+    if (!loaded || finished) return;
+    const timer = setInterval(refreshRun, pollMs);
+    return () => clearInterval(timer);
+  }, [loaded, finished, refreshRun, pollMs]);
+  // A new tick or status changes the lag: re-read soon after (coalesced).
+  const refreshSoon = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => {
+    if (!loaded) return;
+    if (refreshSoon.current) return;
+    refreshSoon.current = setTimeout(() => {
+      refreshSoon.current = null;
+      refreshRun();
+    }, 300);
+  }, [live.tick, live.status, loaded, refreshRun]);
+  useEffect(() => () => {
+    if (refreshSoon.current) clearTimeout(refreshSoon.current);
+  }, []);
+
+  async function control(action: 'pause' | 'resume' | 'stop') {
+    setBusy(action);
+    setActionErrors([]);
     try {
-      const updated = await api.stopRun(runId);
+      const updated = action === 'pause' ? await runsApi.pause(runId) : action === 'resume' ? await runsApi.resume(runId) : await api.stopRun(runId);
       setRun(updated);
       dispatch({ type: 'run', run: updated });
+      dispatch({ type: 'status', message: { type: 'status', status: updated.status, current_tick: updated.current_tick, error: updated.error } });
     } catch (error) {
-      setStopErrors(messagesOf(error));
+      setActionErrors(controlError(action, error));
     } finally {
-      setStopping(false);
+      setBusy(null);
     }
   }
+
+  async function newRun() {
+    if (!run) return;
+    setBusy('start');
+    setActionErrors([]);
+    try {
+      const started = await api.startRun(run.circuit);
+      navigate(runHref(started.id));
+    } catch (error) {
+      setActionErrors(messagesOf(error));
+      setBusy(null);
+    }
+  }
+
+  const keys = useMemo(() => seriesKeys(live.chart, live.sums), [live.chart, live.sums]);
+  // The default selection is made once, when the first numeric columns appear, so it
+  // does not jump around as views grow.
+  useEffect(() => {
+    if (chosenSeries === null && keys.length > 0) setChosenSeries(defaultSeries(live.views, keys));
+  }, [chosenSeries, keys, live.views]);
+  const selected = useMemo(() => (chosenSeries ?? []).filter((k) => keys.includes(k)), [chosenSeries, keys]);
 
   if (loadErrors.length) return <ErrorText messages={loadErrors} />;
   if (!run) return <p className="muted">Loading…</p>;
 
-  const status = live.status ?? run.status;
-  const finished = FINISHED.has(status);
+  const tick = live.tick ?? run.current_tick;
   const viewNames = [...new Set([...run.views, ...Object.keys(live.views)])];
 
   return (
-    <section>
-      <p className="breadcrumb">
-        <a href="#/">Circuits</a> / <a href={circuitHref(run.circuit)}>Circuit {run.circuit}</a> /
+    <section className="run-page">
+      <p className="breadcrumb" data-testid="breadcrumb">
+        <a href="#/">Circuits</a> /{' '}
+        <a href={circuitHref(run.circuit)} data-testid="breadcrumb-circuit">
+          {circuit?.name ?? `Circuit ${run.circuit}`}
+        </a>{' '}
+        /
       </p>
-      <div className="page-head">
-        <div>
-          <h1>Run #{run.id}</h1>
-          <dl className="run-facts">
-            <div>
-              <dt>Status</dt>
-              <dd>
-                <span className={`status status-${status}`} data-testid="run-status">
-                  {status}
-                </span>
-              </dd>
-            </div>
-            <div>
-              <dt>Tick</dt>
-              <dd data-testid="run-tick">{live.tick ?? run.current_tick}</dd>
-            </div>
-            <div>
-              <dt>Version</dt>
-              <dd>{run.version}</dd>
-            </div>
-            <div>
-              <dt>Connection</dt>
-              <dd>
-                <span className={`ws ws-${live.connection}`} data-testid="ws-state">
-                  {live.connection}
-                </span>
-              </dd>
-            </div>
-          </dl>
-        </div>
-        <div className="actions">
-          <button className="danger" data-testid="stop-run" onClick={stop} disabled={stopping || finished}>
-            {stopping ? 'Stopping…' : 'Stop'}
-          </button>
-        </div>
+      <div className="page-head run-head">
+        <h1>Run #{run.id}</h1>
+        <RunControls
+          status={status}
+          tick={tick}
+          lag={live.lag}
+          version={run.version}
+          connection={live.connection}
+          busy={busy}
+          canControl
+          onPause={() => void control('pause')}
+          onResume={() => void control('resume')}
+          onStop={() => void control('stop')}
+          onNewRun={() => void newRun()}
+        />
       </div>
-      <ErrorText messages={stopErrors} />
+      <ErrorText messages={actionErrors} testId="run-action-error" />
       {live.error && <ErrorText messages={[`Run error: ${live.error}`]} testId="run-error" />}
       {live.streamError && <p className="warning">{live.streamError}</p>}
 
@@ -124,10 +230,26 @@ export function RunView({ runId }: Props) {
           <h2>Inputs</h2>
           {run.inputs.length === 0 && <p className="muted">This circuit has no inputs.</p>}
           {run.inputs.map((input) => (
-            <PushForm key={input.name} runId={run.id} input={input} disabled={finished} />
+            <PushForm key={input.name} runId={run.id} input={input} disabled={finished} onPushed={refreshRun} />
           ))}
         </div>
         <div className="views">
+          <div className="card graph-card">
+            <h2>Circuit</h2>
+            {document ? (
+              <Suspense fallback={<p className="muted">Loading the graph…</p>}>
+                <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick} />
+              </Suspense>
+            ) : (
+              <p className="muted">Loading the circuit…</p>
+            )}
+          </div>
+          <div className="card chart-card">
+            <h2>Over ticks</h2>
+            <TickChart points={live.chart} keys={keys} selected={selected} onSelect={setChosenSeries} />
+            <h4>Outputs at a past tick</h4>
+            <TickSlider runId={run.id} lastTick={tick} />
+          </div>
           <h2>Outputs</h2>
           {viewNames.length === 0 && <p className="muted">This circuit has no output views.</p>}
           {viewNames.map((view) => (

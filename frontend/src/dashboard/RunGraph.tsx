@@ -1,0 +1,135 @@
+// The run's circuit as a read-only canvas: each node shows its NodeBadge (frontier,
+// rows, state, ms) and is filled by its share of the latest tick's time.
+// (A minimal @xyflow/react canvas of the dashboard's own; the editor's CircuitCanvas can
+// replace it once it is on main.)
+
+import {
+  Background,
+  Controls,
+  Handle,
+  Position,
+  ReactFlow,
+  type Edge,
+  type Node,
+  type NodeProps,
+} from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
+import { memo, useMemo } from 'react';
+import type { CircuitDocument, CircuitNode } from '../api';
+import type { Frontier, Stats } from '../api/runs';
+import { drawnGraph, nodeDecorations, type NodeDecoration } from './graphDecorations';
+import { NodeBadge } from './NodeBadge';
+
+interface Props {
+  document: CircuitDocument;
+  frontier: Frontier;
+  stats: Stats;
+  /** The tick the frontier and stats belong to (shown in the caption). */
+  statsTick: number | null;
+}
+
+type RunNodeData = { node: CircuitNode; decoration: NodeDecoration | undefined; hasInputs: boolean; hasOutputs: boolean };
+type RunFlowNode = Node<RunNodeData, 'run'> | Node<RunNodeData, 'fixedpoint'>;
+
+const RunNode = memo(function RunNode({ data }: NodeProps<RunFlowNode>) {
+  const { node, decoration } = data;
+  return (
+    <div
+      className={`run-node run-node-${node.kind}`}
+      data-testid={`graph-node-${node.id}`}
+      style={{ background: decoration?.colour }}
+      title={decoration ? `${Math.round(decoration.share * 100)}% of the tick's time` : undefined}
+    >
+      {data.hasInputs && <Handle type="target" position={Position.Left} isConnectable={false} />}
+      <div className="run-node-head">
+        <span className="run-node-kind">{node.kind}</span>
+        <code className="run-node-id">{node.id}</code>
+      </div>
+      <NodeBadge nodeId={node.id} decoration={decoration} />
+      {data.hasOutputs && <Handle type="source" position={Position.Right} isConnectable={false} />}
+    </div>
+  );
+});
+
+/** A fixed point: a group around its subcircuit, with its own badge (inner iteration). */
+const FixedPointNode = memo(function FixedPointNode({ data }: NodeProps<RunFlowNode>) {
+  const { node, decoration } = data;
+  return (
+    <div
+      className="run-node run-group"
+      data-testid={`graph-node-${node.id}`}
+      style={{ borderColor: decoration && decoration.share > 0 ? decoration.colour : undefined }}
+      title={decoration ? `${Math.round(decoration.share * 100)}% of the tick's time (its inner nodes together)` : undefined}
+    >
+      <div className="run-node-head">
+        <span className="run-node-kind">{node.kind}</span>
+        <code className="run-node-id">{node.id}</code>
+      </div>
+      <NodeBadge nodeId={node.id} decoration={decoration} />
+    </div>
+  );
+});
+
+const nodeTypes = { run: RunNode, fixedpoint: FixedPointNode };
+
+export function RunGraph({ document, frontier, stats, statsTick }: Props) {
+  const graph = useMemo(() => drawnGraph(document), [document]);
+  const decorations = useMemo(
+    () =>
+      nodeDecorations(
+        graph.nodes.map((n) => n.node.id),
+        frontier,
+        stats,
+        new Set(graph.nodes.filter((n) => n.size).map((n) => n.node.id)),
+      ),
+    [graph, frontier, stats],
+  );
+  const nodes: RunFlowNode[] = useMemo(
+    () =>
+      graph.nodes.map(({ node, position, parentId, size }) => ({
+        id: node.id,
+        type: size ? ('fixedpoint' as const) : ('run' as const),
+        position,
+        ...(parentId ? { parentId, extent: 'parent' as const } : {}),
+        ...(size ? { style: { width: size.width, height: size.height }, zIndex: -1 } : {}),
+        data: {
+          node,
+          decoration: decorations[node.id],
+          hasInputs: graph.edges.some((e) => e.target === node.id),
+          hasOutputs: graph.edges.some((e) => e.source === node.id),
+        },
+        draggable: false,
+        connectable: false,
+        selectable: false,
+      })),
+    [graph, decorations],
+  );
+  const edges: Edge[] = useMemo(
+    () => graph.edges.map((e) => ({ ...e, selectable: false })),
+    [graph],
+  );
+
+  return (
+    <div className="run-graph" data-testid="run-graph">
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        nodesDraggable={false}
+        nodesConnectable={false}
+        elementsSelectable={false}
+        edgesFocusable={false}
+        nodesFocusable={false}
+        fitView
+        minZoom={0.2}
+        proOptions={{ hideAttribution: true }}
+      >
+        <Background gap={24} />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+      <p className="graph-caption muted" data-testid="graph-caption">
+        {statsTick === null ? 'No tick yet.' : `Frontier and stats of tick ${statsTick}; colour = share of the tick's time.`}
+      </p>
+    </div>
+  );
+}

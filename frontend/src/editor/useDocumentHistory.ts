@@ -1,0 +1,80 @@
+// The edited document with undo/redo: every edit goes through `apply`.
+
+import { useCallback, useRef, useState } from 'react';
+import { History, type Doc } from './model';
+
+export interface DocumentHistory {
+  doc: Doc;
+  /** Applies an edit; `coalesce` merges quick successive edits of one field into one undo step. */
+  apply: (edit: (doc: Doc) => Doc, coalesce?: string | null) => void;
+  undo: () => void;
+  redo: () => void;
+  /** Replaces the document without history (loading a version). */
+  reset: (doc: Doc) => void;
+  canUndo: boolean;
+  canRedo: boolean;
+  /** Changes since the last `markSaved`. */
+  dirty: boolean;
+  markSaved: () => void;
+}
+
+export function useDocumentHistory(initial: Doc): DocumentHistory {
+  const [doc, setDoc] = useState(initial);
+  const [, setTick] = useState(0);
+  const history = useRef(new History<Doc>());
+  const current = useRef(doc);
+  const saved = useRef(doc);
+
+  const set = useCallback((next: Doc) => {
+    current.current = next;
+    setDoc(next);
+    setTick((t) => t + 1);
+  }, []);
+
+  const apply = useCallback(
+    (edit: (doc: Doc) => Doc, coalesce: string | null = null) => {
+      const before = current.current;
+      const after = edit(before);
+      if (after === before) return;
+      history.current.record(before, coalesce);
+      set(after);
+    },
+    [set],
+  );
+
+  const undo = useCallback(() => {
+    const prev = history.current.undo(current.current);
+    if (prev) set(prev);
+  }, [set]);
+
+  const redo = useCallback(() => {
+    const next = history.current.redo(current.current);
+    if (next) set(next);
+  }, [set]);
+
+  const reset = useCallback(
+    (next: Doc) => {
+      history.current.clear();
+      saved.current = next;
+      set(next);
+    },
+    [set],
+  );
+
+  const markSaved = useCallback(() => {
+    saved.current = current.current;
+    setTick((t) => t + 1);
+  }, []);
+
+  return {
+    doc,
+    apply,
+    undo,
+    redo,
+    reset,
+    canUndo: history.current.canUndo,
+    canRedo: history.current.canRedo,
+    dirty: saved.current !== doc,
+    markSaved,
+  };
+}
