@@ -45,6 +45,8 @@ ensure_venv() {  # ensure_venv REQUIREMENTS_FILE
   find_python
   if [ -x "$VENV/bin/python" ] && ! python_ok "$VENV/bin/python"; then
     say "recreating .venv (it has Python < 3.12)"; rm -rf "$VENV"
+  elif [ -e "$VENV" ] && ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    say "recreating .venv (an earlier setup was interrupted: it has no pip)"; rm -rf "$VENV"
   fi
   if [ ! -x "$VENV/bin/python" ]; then
     say "creating .venv with $PY ($("$PY" --version))"
