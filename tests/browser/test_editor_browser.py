@@ -1,9 +1,11 @@
 """A new user in Debian's Chromium (Playwright, no downloaded browser) builds DBSP.md's
 transactions circuit from the palette by dragging and wiring, configures it in the side
-panel, saves it, runs it, pushes the three transactions from the form and sees the
-balances and the total 0, 20, 0; exports and re-imports it; shares it and a second user
-opens the link read-only and forks it."""
+panel, saves it, sees the compiled plan beside it, runs it, pushes the three transactions
+from the form and sees the balances, the total 0, 20, 0 and the graph's frontier badges
+advance tick by tick; exports and re-imports it; shares it and a second user opens the
+link read-only (where Shift+L and the other editing shortcuts change nothing) and forks it."""
 import json
+import time
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -83,6 +85,36 @@ def sign_up(page, username, password):
     expect(page.get_by_test_id("current-user")).to_have_text(username)
 
 
+def export_json(page, path):
+    """Clicks Export JSON and returns the downloaded document (kept at `path`)."""
+    with page.expect_download() as download:
+        page.get_by_test_id("export-json").click()
+    download.value.save_as(str(path))
+    return json.loads(path.read_text())
+
+
+def assert_side_by_side(page):
+    """The compiled plan sits to the right of the circuit editor, at the same height."""
+    editor = page.get_by_test_id("circuit-editor").bounding_box()
+    plan = page.get_by_test_id("plan-pane").bounding_box()
+    assert plan["x"] >= editor["x"] + editor["width"] - 1, (editor, plan)
+    assert plan["y"] < editor["y"] + editor["height"] and editor["y"] < plan["y"] + plan["height"], (editor, plan)
+    assert plan["x"] + plan["width"] <= page.viewport_size["width"], (plan, page.viewport_size)
+
+
+def assert_inside(page, inner, outer, timeout_ms=5_000):
+    """Waits until `inner`'s box lies within `outer`'s (e.g. a node within the canvas after a fit)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        a, b = inner.bounding_box(), outer.bounding_box()
+        inside = (a and b and a["x"] >= b["x"] - 1 and a["y"] >= b["y"] - 1
+                  and a["x"] + a["width"] <= b["x"] + b["width"] + 1 and a["y"] + a["height"] <= b["y"] + b["height"] + 1)
+        if inside:
+            return
+        assert time.monotonic() < deadline, (a, b)
+        page.wait_for_timeout(100)
+
+
 def test_build_run_export_reimport_share_and_fork_the_transactions_circuit(live_stack, browser):
     page = browser()
     sign_up(page, "builder", "builder-pass-123")
@@ -125,13 +157,25 @@ def test_build_run_export_reimport_share_and_fork_the_transactions_circuit(live_
     page.get_by_test_id("toggle-plan").click()
     expect(page.locator('[data-testid="plan-circuit-node"][data-kind="integrate"]').first).to_be_visible()
     expect(page.locator('[data-testid="plan-circuit-node"][data-kind="delay"]').first).to_be_visible()
+    expect(page.get_by_test_id("plan-loading")).to_have_count(0)
+    assert_side_by_side(page)
     page.screenshot(path=str(ARTIFACTS / "editor-transactions.png"), full_page=True)
+    # On a 1280px-wide window too: side by side, the circuit refitted into its narrower canvas.
+    page.get_by_test_id("toggle-plan").click()
+    expect(page.get_by_test_id("plan-pane")).to_have_count(0)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.get_by_test_id("toggle-plan").click()
+    expect(page.locator('[data-testid="plan-circuit-node"][data-kind="integrate"]').first).to_be_visible()
+    assert_side_by_side(page)
+    assert page.get_by_test_id("editor-canvas").bounding_box()["width"] >= 400
+    expect(page.get_by_test_id("palette")).to_be_visible()
+    for node_id in ("transactions", "total"):
+        assert_inside(page, node(page, node_id), page.get_by_test_id("editor-canvas"))
+    page.screenshot(path=str(ARTIFACTS / "editor-transactions-plan-1280.png"), full_page=True)
+    page.set_viewport_size({"width": 1800, "height": 1100})
 
-    with page.expect_download() as download:
-        page.get_by_test_id("export-json").click()
     exported_path = ARTIFACTS / "transactions.circuit.json"
-    download.value.save_as(str(exported_path))
-    exported = json.loads(exported_path.read_text())
+    exported = export_json(page, exported_path)
     assert exported["format"] == "dbspweb.circuit"
     assert sorted(n["id"] for n in exported["nodes"]) == sorted(
         ["transactions", "credits_by_account", "debits_by_account", "by_account", "balances", "balance",
@@ -152,6 +196,14 @@ def test_build_run_export_reimport_share_and_fork_the_transactions_circuit(live_
         expect(totals.get_by_test_id("view-row")).to_contain_text(str(expected_total))
         inserted = page.get_by_test_id("delta-feed-total").locator(f'[data-testid="delta-row"][data-tick="{tick}"][data-weight="1"]')
         expect(inserted).to_contain_text(f"total: {expected_total}")
+        # The frontier badges on the graph advance with each push: the input read this
+        # tick's row, and the output node's frontier reached the same tick.
+        expect(page.get_by_test_id("graph-node-total")).to_be_visible()
+        expect(page.get_by_test_id("node-badge-total")).to_have_attribute("data-frontier-tick", str(tick))
+        expect(page.get_by_test_id("node-badge-total")).to_contain_text(f"tick {tick}")
+        expect(page.get_by_test_id("node-badge-transactions")).to_have_attribute("data-frontier-tick", str(tick))
+        expect(page.get_by_test_id("node-badge-transactions")).to_have_attribute("data-rows-in", "1")
+        page.screenshot(path=str(ARTIFACTS / f"dashboard-transactions-tick-{tick}.png"), full_page=True)
     balance = page.get_by_test_id("view-table-balance")
     expect(balance.get_by_test_id("view-row")).to_have_count(3)
     assert row_cells(balance) == {("1", "-30"), ("2", "20"), ("3", "10")}
@@ -179,6 +231,19 @@ def test_build_run_export_reimport_share_and_fork_the_transactions_circuit(live_
     expect(visitor.get_by_test_id("read-only")).to_contain_text("builder")
     expect(visitor.get_by_test_id("circuit-node")).to_have_count(8)
     expect(visitor.get_by_test_id("palette")).to_have_count(0)
+    # Read-only, the editing shortcuts change nothing: not auto-layout (Shift+L), delete,
+    # cut, paste, group or undo; the exported document keeps the owner's positions.
+    shared = export_json(visitor, ARTIFACTS / "transactions-shared.circuit.json")
+    visitor.get_by_test_id("editor-canvas").click(position={"x": 8, "y": 8})
+    visitor.keyboard.press("Control+a")
+    visitor.keyboard.press("Control+c")
+    for key in ("Shift+L", "Delete", "Backspace", "Control+x", "Control+v", "Control+g", "Control+z", "Control+Shift+z"):
+        visitor.keyboard.press(key)
+    visitor.wait_for_timeout(500)
+    expect(visitor.get_by_test_id("circuit-node")).to_have_count(8)
+    expect(visitor.get_by_test_id("unsaved")).to_have_count(0)
+    assert export_json(visitor, ARTIFACTS / "transactions-shared-after-keys.circuit.json") == shared
+    assert {n["id"]: n.get("position") for n in shared["nodes"]} == {n["id"]: n.get("position") for n in exported["nodes"]}
     visitor.get_by_test_id("fork").click()
     expect(visitor.get_by_test_id("save-version")).to_be_visible()
     expect(visitor.get_by_test_id("circuit-node")).to_have_count(8)

@@ -4,13 +4,13 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
 import { api, type Circuit, type CircuitVersion, type Run } from '../api';
 import { editorApi, versionList, type EditorCircuit, type VersionDiff } from '../api/editor';
-import { CircuitCanvas } from '../editor/CircuitCanvas';
 import { CircuitEditor } from '../editor/CircuitEditor';
-import { emptyDocument, parseClipboard, type Doc, type DocNode } from '../editor/model';
+import { emptyDocument, parseClipboard, type Doc } from '../editor/model';
 import { useDocumentHistory } from '../editor/useDocumentHistory';
 import { formatTime } from '../format';
 import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
+import { PlanPane } from './PlanPane';
 import { ShareDialog } from './ShareDialog';
 
 interface Props {
@@ -278,9 +278,14 @@ export function CircuitWorkspace({
       )}
       <ErrorText messages={problems} testId="save-error" />
 
-      <CircuitEditor state={state} readOnly={readOnly} />
-
-      {showPlan && <PlanPane doc={state.doc} />}
+      {/* The compiled plan sits beside the circuit; the editor keeps its place in the tree
+          (first child) so toggling the plan does not remount it. */}
+      <div className={`circuit-split ${showPlan ? 'with-plan' : ''}`} data-testid="circuit-split">
+        <div className="circuit-split-editor">
+          <CircuitEditor state={state} readOnly={readOnly} refitOn={showPlan} />
+        </div>
+        {showPlan && <PlanPane doc={state.doc} />}
+      </div>
       {showHistory && circuit && (
         <VersionHistory
           circuit={circuit}
@@ -306,56 +311,6 @@ export function CircuitWorkspace({
     </section>
   );
 }
-
-function PlanPane({ doc }: { doc: Doc }) {
-  const [plan, setPlan] = useState<Doc | null>(null);
-  const [errors, setErrors] = useState<string[]>([]);
-  useEffect(() => {
-    let active = true;
-    const timer = setTimeout(() => {
-      editorApi.plan(doc).then(
-        (p) => {
-          if (!active) return;
-          setPlan(p);
-          setErrors([]);
-        },
-        (error) => active && setErrors(messagesOf(error)),
-      );
-    }, 300);
-    return () => {
-      active = false;
-      clearTimeout(timer);
-    };
-  }, [doc]);
-  const inserted = plan ? plan.nodes.filter((n) => n.inserted === true).length : 0;
-  return (
-    <div className="card plan-pane" data-testid="plan-pane">
-      <h2>Compiled incremental plan {plan && <small className="muted">(mode {String(plan.mode ?? '')}; {inserted} inserted state nodes, dashed)</small>}</h2>
-      <ErrorText messages={errors} testId="plan-error" />
-      {plan && <CircuitCanvas document={plan} testIdPrefix="plan-" layout="always" height={460} nodeClass={planNodeClass} />}
-      {plan && (
-        <details>
-          <summary>Per-node incremental form</summary>
-          <ul>
-            {plan.nodes
-              .filter((n) => !n.inserted)
-              .map((n) => {
-                const inc = n.incremental as { form?: string; state?: string[] } | undefined;
-                return (
-                  <li key={n.id}>
-                    <code>{n.id}</code>: {inc?.form ?? '?'}
-                    {inc?.state?.length ? ` — state: ${inc.state.join('; ')}` : ''}
-                  </li>
-                );
-              })}
-          </ul>
-        </details>
-      )}
-    </div>
-  );
-}
-
-const planNodeClass = (node: DocNode) => (node.inserted === true ? 'inserted' : undefined);
 
 function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
   circuit: Circuit;

@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RunInput } from '../api';
 import { CsvUpload } from './CsvUpload';
@@ -16,6 +16,9 @@ const input: RunInput = {
 class FakeXhr {
   static sent: { url: string; headers: Record<string, string>; body: string }[] = [];
   static responses: { status: number; body: unknown }[] = [];
+  /** When set, requests wait in `pending` and the test drives their progress and answer. */
+  static manual = false;
+  static pending: FakeXhr[] = [];
   upload: { onprogress: ((e: ProgressEvent) => void) | null; onload: (() => void) | null } = { onprogress: null, onload: null };
   onload: (() => void) | null = null;
   onerror: (() => void) | null = null;
@@ -37,6 +40,10 @@ class FakeXhr {
   }
   send(body: string) {
     FakeXhr.sent.push({ url: this.url, headers: this.headers, body });
+    if (FakeXhr.manual) {
+      FakeXhr.pending.push(this);
+      return;
+    }
     const response = FakeXhr.responses.shift() ?? { status: 202, body: { token: '1:1', sequence: 1 } };
     setTimeout(() => {
       this.upload.onprogress?.({ lengthComputable: true, loaded: body.length, total: body.length } as ProgressEvent);
@@ -50,6 +57,8 @@ class FakeXhr {
 beforeEach(() => {
   FakeXhr.sent = [];
   FakeXhr.responses = [];
+  FakeXhr.manual = false;
+  FakeXhr.pending = [];
   vi.stubGlobal('XMLHttpRequest', FakeXhr);
 });
 
@@ -112,5 +121,47 @@ describe('CsvUpload', () => {
     expect(FakeXhr.sent[1]!.headers['Content-Type']).toBe('application/json');
     expect(FakeXhr.sent[1]!.headers['Idempotency-Key']).toBe(FakeXhr.sent[0]!.headers['Idempotency-Key']);
     expect(JSON.parse(FakeXhr.sent[1]!.body)).toEqual([{ insert: { id: 1, amount: 10 } }, { delete: { id: 2, amount: null } }]);
+  });
+  it('shows the upload progress events on the progress bar until the server answers', async () => {
+    FakeXhr.manual = true;
+    render(<CsvUpload runId={3} input={input} />);
+    expect(screen.queryByTestId('csv-progress-tx')).toBeNull();
+    choose('id,amount\n1,10\n2,20\n');
+    await waitFor(() => expect(screen.getByTestId('csv-summary-tx').textContent).toContain('all valid'));
+    fireEvent.click(screen.getByTestId('csv-upload-submit-tx'));
+    await waitFor(() => expect(FakeXhr.pending).toHaveLength(1));
+    const xhr = FakeXhr.pending[0]!;
+    const bar = () => screen.getByTestId('csv-progress-tx');
+    const value = () => (bar().querySelector('progress') as HTMLProgressElement).value;
+
+    // Sent, nothing uploaded yet: an empty bar, and no second upload can start.
+    expect(value()).toBe(0);
+    expect(bar().textContent).toContain('Uploading… 0%');
+    expect((screen.getByTestId('csv-upload-submit-tx') as HTMLButtonElement).disabled).toBe(true);
+
+    // Each progress event moves the bar.
+    await act(async () => xhr.upload.onprogress?.({ lengthComputable: true, loaded: 5, total: 20 } as ProgressEvent));
+    expect(value()).toBeCloseTo(0.25);
+    expect(bar().textContent).toContain('Uploading… 25%');
+    await act(async () => xhr.upload.onprogress?.({ lengthComputable: true, loaded: 15, total: 20 } as ProgressEvent));
+    expect(value()).toBeCloseTo(0.75);
+    expect(bar().textContent).toContain('Uploading… 75%');
+    // A size the browser cannot tell leaves the bar where it was.
+    await act(async () => xhr.upload.onprogress?.({ lengthComputable: false, loaded: 18, total: 0 } as ProgressEvent));
+    expect(value()).toBeCloseTo(0.75);
+
+    // The body is sent: the bar is full and the page waits for the server's answer.
+    await act(async () => xhr.upload.onload?.());
+    expect(value()).toBe(1);
+    expect(bar().textContent).toContain('Uploaded; waiting for the server…');
+
+    // The answer: the bar goes, the result shows.
+    await act(async () => {
+      xhr.status = 202;
+      xhr.responseText = JSON.stringify({ token: '1:1', sequence: 1 });
+      xhr.onload?.();
+    });
+    await waitFor(() => expect(screen.getByTestId('csv-result-tx').textContent).toContain('Accepted 2 rows'));
+    expect(screen.queryByTestId('csv-progress-tx')).toBeNull();
   });
 });

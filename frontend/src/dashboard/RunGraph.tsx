@@ -1,7 +1,7 @@
 // The run's circuit as a read-only canvas: each node shows its NodeBadge (frontier,
 // rows, state, ms) and is filled by its share of the latest tick's time.
-// (A minimal @xyflow/react canvas of the dashboard's own; the editor's CircuitCanvas can
-// replace it once it is on main.)
+// (A minimal @xyflow/react canvas of the dashboard's own, separate from the editor's
+// CircuitCanvas.)
 
 import {
   Background,

@@ -1,5 +1,6 @@
-// A read-only canvas of a circuit document (used by the run dashboard, the compiled-plan
-// view and shared links). Props are stable: document, readOnly, nodeDecorations.
+// A read-only canvas of a circuit document (used by the compiled-plan pane; the run
+// dashboard has its own dashboard/RunGraph, shared links open the editor read-only).
+// Props are stable: document, readOnly, nodeDecorations.
 
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow } from '@xyflow/react';

@@ -46,6 +46,7 @@ import { defaultParams } from './ParamForm';
 import { DND_TYPE, Palette, QuickAddMenu } from './Palette';
 import { CircuitSummary, NodePanel } from './SidePanel';
 import type { DocumentHistory } from './useDocumentHistory';
+import { editorShortcut } from './shortcuts';
 import { useCatalog } from './useCatalog';
 import './editor.css';
 
@@ -58,6 +59,8 @@ export interface CircuitEditorProps {
   state: DocumentHistory;
   readOnly?: boolean;
   onValidation?: (validation: Validation | null) => void;
+  /** Zoom to fit again when this changes (the page resized the editor, e.g. showing the plan beside it). */
+  refitOn?: unknown;
 }
 
 export function CircuitEditor(props: CircuitEditorProps) {
@@ -80,7 +83,7 @@ function isTyping(target: EventTarget | null): boolean {
   return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
 }
 
-function EditorInner({ state, readOnly = false, onValidation }: CircuitEditorProps) {
+function EditorInner({ state, readOnly = false, onValidation, refitOn }: CircuitEditorProps) {
   const { doc, apply } = state;
   const { catalog, error: catalogError } = useCatalog();
   const flowApi = useReactFlow();
@@ -225,12 +228,13 @@ function EditorInner({ state, readOnly = false, onValidation }: CircuitEditorPro
 
   const onConnect = useCallback(
     (c: Connection) => {
+      if (readOnly) return;
       const edge = toEdge(c);
       const problem = connectionProblem(doc, edge, ports, schemas);
       if (problem) return say(`Not connected: ${problem}`);
       apply((d) => addEdge(d, edge));
     },
-    [doc, ports, schemas, apply, say],
+    [readOnly, doc, ports, schemas, apply, say],
   );
 
   const onConnectEnd = useCallback(
@@ -286,7 +290,7 @@ function EditorInner({ state, readOnly = false, onValidation }: CircuitEditorPro
     const moves = draggingRef.current;
     draggingRef.current = {};
     setDragging({});
-    if (!Object.keys(moves).length) return;
+    if (readOnly || !Object.keys(moves).length) return;
     let next = setPositions(doc, moves);
     // A single unwired top-level node dropped inside a fixed point's box joins its subcircuit.
     const ids = Object.keys(moves);
@@ -309,11 +313,11 @@ function EditorInner({ state, readOnly = false, onValidation }: CircuitEditorPro
     }
     const result = next;
     apply(() => result);
-  }, [doc, measured, apply, say, groupAt]);
+  }, [readOnly, doc, measured, apply, say, groupAt]);
 
   const createNode = useCallback(
     (kind: string, at: { x: number; y: number }, connectFrom?: QuickAdd['from']) => {
-      if (!catalog) return null;
+      if (readOnly || !catalog) return null;
       let created: string | null = null;
       apply((d) => {
         const group = groupAt(at);
@@ -346,7 +350,7 @@ function EditorInner({ state, readOnly = false, onValidation }: CircuitEditorPro
       }
       return created;
     },
-    [catalog, apply, groupAt, ports, schemas, say],
+    [readOnly, catalog, apply, groupAt, ports, schemas, say],
   );
 
   const onDragOver = useCallback((event: DragEvent) => {
@@ -501,6 +505,7 @@ function EditorInner({ state, readOnly = false, onValidation }: CircuitEditorPro
   }, [readOnly, selectedFixedpoint, apply, say]);
 
   const layout = useCallback(async () => {
+    if (readOnly) return;
     try {
       const laid = await autoLayout(doc, measured);
       apply(() => laid);
@@ -508,46 +513,68 @@ function EditorInner({ state, readOnly = false, onValidation }: CircuitEditorPro
     } catch (err) {
       say(`Auto-layout failed: ${err instanceof Error ? err.message : String(err)}`);
     }
-  }, [doc, measured, apply, flowApi, say]);
+  }, [readOnly, doc, measured, apply, flowApi, say]);
 
   const fit = useCallback(() => flowApi.fitView({ padding: 0.15, duration: 200, maxZoom: 1 }), [flowApi]);
+
+  // The canvas changed size on purpose: fit the circuit into it once it has been measured.
+  const lastRefit = useRef(refitOn);
+  useEffect(() => {
+    if (Object.is(lastRefit.current, refitOn)) return;
+    lastRefit.current = refitOn;
+    const timer = setTimeout(() => void fit(), 80);
+    return () => clearTimeout(timer);
+  }, [refitOn, fit]);
 
   const onKeyDown = useCallback(
     (event: KeyboardEvent) => {
       if (isTyping(event.target) || !focused()) return;
-      const mod = event.ctrlKey || event.metaKey;
-      const key = event.key.toLowerCase();
-      if (mod && key === 'z' && !event.shiftKey) {
-        event.preventDefault();
-        if (!readOnly) state.undo();
-      } else if (mod && ((key === 'z' && event.shiftKey) || key === 'y')) {
-        event.preventDefault();
-        if (!readOnly) state.redo();
-      } else if (mod && key === 'a') {
-        event.preventDefault();
-        selectAll();
-      } else if (mod && key === 'g') {
-        event.preventDefault();
-        void group();
-      } else if (mod && key === 'v') {
-        // If the browser delivers no paste event (some automation), fall back to our copy.
-        pasteEventSeen.current = false;
-        setTimeout(() => {
-          if (!pasteEventSeen.current) pasteText(memoryClipboard.current);
-        }, 80);
-      } else if (mod && key === 'c') {
-        copyText();
-      } else if ((event.key === 'Delete' || event.key === 'Backspace') && !mod) {
-        event.preventDefault();
-        deleteSelection();
-      } else if (key === 'f' && !mod) {
-        fit();
-      } else if (key === 'l' && !mod && event.shiftKey) {
-        void layout();
-      } else if (event.key === 'Escape') {
-        setSelectedNodes(new Set());
-        setSelectedEdges(new Set());
-        setQuickAdd(null);
+      // Edits (undo/redo, paste, cut/delete, group, auto-layout) are no commands when read-only.
+      const command = editorShortcut(event, readOnly);
+      switch (command) {
+        case 'undo':
+          event.preventDefault();
+          state.undo();
+          break;
+        case 'redo':
+          event.preventDefault();
+          state.redo();
+          break;
+        case 'select-all':
+          event.preventDefault();
+          selectAll();
+          break;
+        case 'group':
+          event.preventDefault();
+          void group();
+          break;
+        case 'paste':
+          // If the browser delivers no paste event (some automation), fall back to our copy.
+          pasteEventSeen.current = false;
+          setTimeout(() => {
+            if (!pasteEventSeen.current) pasteText(memoryClipboard.current);
+          }, 80);
+          break;
+        case 'copy':
+          copyText();
+          break;
+        case 'delete':
+          event.preventDefault();
+          deleteSelection();
+          break;
+        case 'fit':
+          fit();
+          break;
+        case 'layout':
+          void layout();
+          break;
+        case 'clear-selection':
+          setSelectedNodes(new Set());
+          setSelectedEdges(new Set());
+          setQuickAdd(null);
+          break;
+        case null:
+          break;
       }
     },
     [readOnly, state, selectAll, group, pasteText, copyText, deleteSelection, fit, layout, focused],
