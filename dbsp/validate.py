@@ -1,15 +1,18 @@
 """Validation: every problem of a circuit document at once, each naming where it is.
 
 Checks, in order: structure (document.load_document), operator kinds, ports and edges,
-cycles without a delay (naming the nodes on the cycle), then parameters and schemas
-inferred along every edge in topological order. A node whose inputs are broken is not
-checked further, so one mistake is reported once, where it is.
+cycles without a delay (every strongly connected component without a z^-1, naming the
+nodes on it), then parameters and schemas inferred along every edge in topological
+order. A bad edge is reported where it is and does not stop its nodes' parameters being
+checked while their input schemas are still known; only a node whose input schema is
+unknown (an unconnected or ambiguous port, a broken or cyclic upstream) is not checked
+further, so one mistake is reported once, where it is.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .document import CircuitDocument, load_document
+from .document import CircuitDocument, Edge, load_document
 from .errors import CircuitInvalid, Problem
 from .operators import OPERATORS, Operator
 from .operators.fixedpoint import BOUNDARY_IN, boundary_problem
@@ -25,37 +28,86 @@ class Validated:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _find_cycle(doc: CircuitDocument, delays: set[str]) -> list[str] | None:
-    """A cycle that passes through no delay node, as the list of its nodes, or None."""
-    succ: dict[str, list[str]] = {n: [] for n in doc.nodes}
-    for e in doc.edges:
-        if e.source.node in succ and e.target.node in succ and e.source.node not in delays:
-            succ[e.source.node].append(e.target.node)
-    color = dict.fromkeys(doc.nodes, 0)
+def _components(nodes: list[str], succ: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components (iteratively, no recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in nodes:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(succ[root]))]
+        while work:
+            v, successors = work[-1]
+            for w in successors:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(succ[w])))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    found.append(component)
+    return found
 
-    def visit(n: str) -> list[str] | None:
-        color[n] = 1
-        stack.append(n)
-        for m in succ[n]:
-            if color[m] == 1:
-                return stack[stack.index(m):]
-            if color[m] == 0 and (found := visit(m)):
-                return found
-        stack.pop()
-        color[n] = 2
-        return None
 
-    for n in doc.nodes:
-        if color[n] == 0 and (found := visit(n)):
-            return found
-    return None
+def _cycle_through(start: str, succ: dict[str, list[str]], within: set[str]) -> list[str]:
+    """A shortest cycle from `start` back to it, staying inside `within` (its component)."""
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for n in frontier:
+            for m in succ[n]:
+                if m == start:
+                    path = [n]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return path[::-1]
+                if m in within and m not in came_from:
+                    came_from[m] = n
+                    following.append(m)
+        frontier = following
+    return [start]  # not reached for a component with a cycle
 
 
-def _topological(doc: CircuitDocument, delays: set[str]) -> list[str]:
-    """Kahn's order over the edges, leaving out edges into z^-1 (they close cycles)."""
-    edges = [e for e in doc.edges if e.target.node not in delays]
-    indeg = dict.fromkeys(doc.nodes, 0)
+def _delay_free_cycles(nodes: list[str], edges: list[Edge], breaks: set[str]) -> list[tuple[list[str], dict[str, list[str]]]]:
+    """Every strongly connected component whose cycles pass through no node of `breaks`
+    (z^-1, or an unknown operator that might be one), with the successor map, in order."""
+    succ: dict[str, list[str]] = {n: [] for n in nodes}
+    for e in edges:
+        if e.source.node not in breaks and e.target.node not in succ[e.source.node]:
+            succ[e.source.node].append(e.target.node)
+    position = {n: i for i, n in enumerate(nodes)}
+    cyclic = []
+    for component in _components(nodes, succ):
+        if len(component) > 1 or component[0] in succ[component[0]]:
+            cyclic.append((sorted(component, key=position.__getitem__), succ))
+    return sorted(cyclic, key=lambda c: position[c[0][0]])
+
+
+def _topological(nodes: list[str], edges: list[Edge]) -> list[str]:
+    """Kahn's order over `edges` (acyclic: the caller leaves out the edges that close cycles)."""
+    indeg = dict.fromkeys(nodes, 0)
     for e in edges:
         indeg[e.target.node] += 1
     ready = [n for n, d in indeg.items() if d == 0]
@@ -102,35 +154,69 @@ def check_scope(doc: CircuitDocument, boundary: dict[str, Schema] | None = None)
             continue
         operators[node.id] = op
 
+    # broken: nodes whose output schema is unknown (their problem is reported already, or
+    # upstream); nodes fed by them are not checked, so they get no spurious errors.
     broken: set[str] = {n for n in doc.nodes if n not in operators}
+    blocked: set[str] = set()  # nodes with an input whose schema cannot be known
+    feeds: dict[str, dict[str, list[Edge]]] = {n: {port: [] for port in op.inputs} for n, op in operators.items()}
+    live: list[Edge] = []  # the edges that carry data (both ports exist, as far as known)
+    for e in doc.edges:
+        source, target = operators.get(e.source.node), operators.get(e.target.node)
+        bad_source = source is not None and e.source.port not in source.outputs
+        bad_target = target is not None and e.target.port not in target.inputs
+        if bad_source:
+            problems.append(Problem(f"node {e.source.node!r} has no output port {e.source.port!r} (ports: {', '.join(source.outputs) or 'none'})", node=e.source.node, port=e.source.port))
+            if target is not None and not bad_target:
+                blocked.add(e.target.node)  # this port is fed by nothing that exists
+        if bad_target:
+            problems.append(Problem(f"node {e.target.node!r} has no input port {e.target.port!r} (ports: {', '.join(target.inputs) or 'none'})", node=e.target.node, port=e.target.port))
+        if target is not None and not bad_target:
+            feeds[e.target.node][e.target.port].append(e)
+        if not bad_source and not bad_target:
+            live.append(e)
     for node_id, op in operators.items():
-        wired: dict[str, int] = {}
-        for e in doc.edges:
-            if e.target.node == node_id:
-                if e.target.port not in op.inputs:
-                    problems.append(Problem(f"node {node_id!r} has no input port {e.target.port!r} (ports: {', '.join(op.inputs) or 'none'})", node=node_id, port=e.target.port))
-                    broken.add(node_id)
-                wired[e.target.port] = wired.get(e.target.port, 0) + 1
-            if e.source.node == node_id and e.source.port not in op.outputs:
-                problems.append(Problem(f"node {node_id!r} has no output port {e.source.port!r} (ports: {', '.join(op.outputs) or 'none'})", node=node_id, port=e.source.port))
-                broken.add(node_id)
-        for port in op.inputs:
-            if wired.get(port, 0) == 0:
+        for port, edges in feeds[node_id].items():
+            if not edges:
                 problems.append(Problem(f"node {node_id!r}: input port {port!r} is not connected", node=node_id, port=port))
-                broken.add(node_id)
-            elif wired[port] > 1:
-                problems.append(Problem(f"node {node_id!r}: input port {port!r} has {wired[port]} incoming edges (one allowed; use a union)", node=node_id, port=port))
-                broken.add(node_id)
+                blocked.add(node_id)
+            elif len(edges) > 1:
+                problems.append(Problem(f"node {node_id!r}: input port {port!r} has {len(edges)} incoming edges (one allowed; use a union)", node=node_id, port=port))
+
+    def keys_of(node_id: str) -> dict[str, list[str]]:
+        """input port -> the keys of the values feeding it (see CircuitDocument.key_of)."""
+        return {port: [doc.key_of(e.source) for e in edges] for port, edges in feeds[node_id].items()}
+
+    def inputs_known(node_id: str) -> dict[str, Schema] | None:
+        """port -> schema, when every port's feed is known (a port fed twice counts when
+        both feeds agree); None when some feed's schema is missing or ambiguous."""
+        known = {}
+        for port, keys in keys_of(node_id).items():
+            found = [schemas[k] for k in keys if k in schemas]
+            if not keys or len(found) < len(keys):
+                return None
+            if any([(c.name, c.type) for c in f.columns] != [(c.name, c.type) for c in found[0].columns] for f in found[1:]):
+                return None
+            known[port] = found[0]
+        return known
 
     delays = {n for n, op in operators.items() if getattr(op, "breaks_cycles", False)}
-    cycle = _find_cycle(doc, delays)
-    if cycle:
-        path = " -> ".join(cycle + [cycle[0]])
-        for n in cycle:
-            problems.append(Problem(f"node {n!r} is on a cycle without a z^-1 delay: {path}", node=n))
-        return Validated(doc, operators, [], problems=problems)
+    ids = list(doc.nodes)
+    unknown = {n for n in doc.nodes if n not in operators}  # might break cycles: not judged
+    on_cycles: set[str] = set()
+    for component, succ in _delay_free_cycles(ids, live, delays | unknown):
+        within = set(component)
+        for n in component:
+            cycle = _cycle_through(n, succ, within)
+            path = " -> ".join(cycle + [n])
+            rest = [m for m in component if m not in cycle]
+            also = f" (its loop also runs through {', '.join(rest)})" if rest else ""
+            problems.append(Problem(f"node {n!r} is on a cycle without a z^-1 delay: {path}{also}", node=n))
+        on_cycles |= within
+    broken |= on_cycles
 
-    order = _topological(doc, delays)
+    # Leaving out edges into a z^-1 (or an unknown node) and out of a delay-free cycle
+    # leaves no cycle, so every node is ordered.
+    order = _topological(ids, [e for e in live if e.target.node not in delays | unknown and e.source.node not in on_cycles])
     schemas: dict[str, Schema] = {}
     # Infer schemas in order; a z^-1 takes its input's schema, which on a feedback loop
     # is only known after the nodes it feeds, so repeat until nothing changes.
@@ -142,10 +228,8 @@ def check_scope(doc: CircuitDocument, boundary: dict[str, Schema] | None = None)
             if node_id in broken or node_id in schemas:
                 continue
             op = operators[node_id]
-            sources = doc.inputs_of(node_id)
-            keys = doc.sources_of(node_id)  # port -> where its value is (see key_of)
-            if any(src.node in broken for src in sources.values()):
-                broken.add(node_id)  # upstream already reported
+            if node_id in blocked or any(e.source.node in broken for edges in feeds[node_id].values() for e in edges):
+                broken.add(node_id)  # already reported, here or upstream
                 progress = True
                 continue
             declared = op.params.get("schema") if op.breaks_cycles else None
@@ -158,9 +242,14 @@ def check_scope(doc: CircuitDocument, boundary: dict[str, Schema] | None = None)
                     problems.append(Problem(f"node {node_id!r}: parameter 'schema' must be a list of {{name, type}}", node=node_id, param="schema"))
                     broken.add(node_id)
                     continue
-            if any(key not in schemas for key in keys.values()):
+            if any(key not in schemas for keys in keys_of(node_id).values() for key in keys):
                 continue  # waits for a z^-1 on a loop
-            found = op.validate({port: schemas[key] for port, key in keys.items()})
+            known = inputs_known(node_id)
+            if known is None:
+                broken.add(node_id)  # a port fed twice with different columns: reported above
+                progress = True
+                continue
+            found = op.validate(known)
             if found:
                 problems.extend(found)
                 broken.add(node_id)
@@ -176,21 +265,20 @@ def check_scope(doc: CircuitDocument, boundary: dict[str, Schema] | None = None)
                 op = operators.get(node_id)
                 if node_id in schemas or node_id in broken or op is None or op.kind not in ("union", "difference"):
                     continue
-                known = [schemas[key] for key in doc.sources_of(node_id).values() if key in schemas]
+                known = [schemas[key] for keys in keys_of(node_id).values() for key in keys if key in schemas]
                 if known:
                     schemas[node_id] = known[0]
                     tentative.add(node_id)
                     progress = True
                     break
     for node_id in tentative:
-        op, keys = operators[node_id], doc.sources_of(node_id)
-        if all(key in schemas for key in keys.values()):
-            found = op.validate({port: schemas[key] for port, key in keys.items()})
-            problems.extend(found)
+        known = inputs_known(node_id)
+        if known is not None:
+            problems.extend(operators[node_id].validate(known))
     for node_id in delays:
-        op, src = operators[node_id], doc.sources_of(node_id).get("in")
-        if node_id in schemas and src is not None and src in schemas and op.params.get("schema") is not None:
-            if [(c.name, c.type) for c in schemas[src].columns] != [(c.name, c.type) for c in schemas[node_id].columns]:
+        op, src = operators[node_id], keys_of(node_id).get("in", [])
+        if node_id in schemas and src and src[0] in schemas and op.params.get("schema") is not None:
+            if [(c.name, c.type) for c in schemas[src[0]].columns] != [(c.name, c.type) for c in schemas[node_id].columns]:
                 problems.append(Problem(f"node {node_id!r}: declared schema differs from its input's", node=node_id, param="schema"))
         if node_id in schemas:
             op.output_schema = schemas[node_id]

@@ -187,7 +187,12 @@ def test_fixed_point_ports_ids_and_parameters_are_checked():
     messages = [m for _, m in _messages(doc)]
     assert any("duplicate node id 'edges'" in m for m in messages), messages
     doc["nodes"][1]["subcircuit"]["nodes"].pop()
-    assert [m for _, m in _messages(doc)] == ["node 'tc' has no output port 'nope' (ports: closure_out)"]
+    # Every problem at once: the bad port does not hide the parameter's, and the view it
+    # feeds (whose input is unknown) gets no error of its own.
+    assert _messages(doc) == [
+        ("tc", "node 'tc' has no output port 'nope' (ports: closure_out)"),
+        ("tc", "node 'tc': max_iterations must be a positive integer"),
+    ]
     doc["edges"][1]["from"]["port"] = "closure_out"
     assert [m for _, m in _messages(doc)] == ["node 'tc': max_iterations must be a positive integer"]
 

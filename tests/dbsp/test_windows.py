@@ -93,6 +93,63 @@ def test_state_is_released_once_the_waterline_passes(spark, kind, params, recent
     assert sizes[-1] <= 10 and sum(sizes) < 20 * 10
 
 
+# Sliding windows of size 10 every 5, lateness 3: a reading at t is in [s, s + 10) for
+# s in {5·floor(t/5) - 5, 5·floor(t/5)}; after a tick the waterline W is the latest t - 3,
+# and a window's state goes once W >= its end, i.e. once a reading at end + 3 arrived.
+SLIDING_TICKS = [
+    [ins(sensor="a", ts=7, value=1), ins(sensor="a", ts=12, value=2), ins(sensor="b", ts=8, value=4)],  # W = 9
+    [ins(sensor="a", ts=14, value=8)],   # W = 11: [0, 10) goes (for a and b)
+    [ins(sensor="a", ts=17, value=16)],  # W = 14: [5, 15) stays (15 > 14)
+    [ins(sensor="a", ts=18, value=32)],  # W = 15: [5, 15) goes, b's too (W is per node)
+    [],                                  # nothing moves
+    [ins(sensor="a", ts=100, value=64)],  # W = 97: everything before goes
+]
+# State per tick: accumulators keyed by (group, window) for sum; for max, the rows kept
+# per window (a reading counts once per window it is in).
+SLIDING_STATE = {
+    "sum": [
+        5,  # a[0,10) a[5,15) a[10,20) b[0,10) b[5,15)
+        3,  # a[5,15) a[10,20) b[5,15)
+        4,  # + a[15,25)
+        2,  # a[10,20) a[15,25)
+        2,
+        2,  # a[95,105) a[100,110)
+    ],
+    "max": [
+        6,  # a7 ×2, a12 ×2, b8 ×2
+        6,  # + a14 ×2, - a7 and b8 in [0,10)
+        8,  # + a17 ×2
+        6,  # + a18 ×2, - [5,15): a7 a12 a14 b8
+        6,
+        2,  # a100 ×2
+    ],
+}
+
+
+@pytest.mark.parametrize("fn", list(SLIDING_STATE))
+@pytest.mark.parametrize("recent_max", [200_000, 1])  # state on the driver; state in Spark levels
+def test_sliding_window_state_is_released_once_the_waterline_passes_end_plus_lateness(spark, fn, recent_max):
+    from dbsp.spark import SparkRuntime
+
+    plan = compile_plan(windowed("sliding_window", size=10, slide=5, lateness=3,
+                                 aggregates=[{"fn": fn, "expr": "value", "as": "agg"}]))
+    rt, ref = SparkRuntime(plan, spark, recent_max=recent_max), ReferenceRuntime(plan)
+    sizes, waterlines, view = [], [], z()
+    for records in SLIDING_TICKS:
+        change = changes_from_records(records, plan.inputs["r"])
+        result = rt.step({"r": change})
+        assert result.outputs == ref.step({"r": change}).outputs  # releasing state changes no output
+        assert result.stats["w"]["late_rows"] == 0
+        assert result.stats["w"].get("state_rows", 0) == rt.executors["w"].state_rows()
+        view = view + result.outputs["v"]
+        sizes.append(rt.executors["w"].state_rows())
+        waterlines.append(result.frontier["w"]["waterline"])
+    assert waterlines == [9, 11, 14, 15, 15, 97]
+    assert sizes == SLIDING_STATE[fn], sizes
+    # the closed windows' rows stay in the view: a's [5, 15) holds 7, 12 and 14
+    assert ("a", 5, 15, 1 + 2 + 8 if fn == "sum" else 8) in {row for row, w in view if w > 0}
+
+
 def test_frontier_and_stats_report_waterline_and_late_rows():
     plan = compile_plan(windowed("tumbling_window", size=10, lateness=2))
     rt = ReferenceRuntime(plan)
