@@ -1,7 +1,7 @@
 """CSV text -> change records for one input, every bad row and field reported.
 
 The header row names the columns (any order, any subset of the input's schema); an
-optional `_weight` column holds each row's nonzero integer weight (default 1, so a plain
+optional `_weight` column holds each row's nonzero int64 weight (default 1, so a plain
 CSV inserts its rows; -1 deletes). An empty field is NULL. Values are converted by the
 column's type: bigint, double, boolean (true/false, t/f, 1/0, yes/no), string as is,
 date and timestamp in ISO form. Problems name the data row (0-based, as in JSON pushes),
@@ -14,7 +14,7 @@ import io
 
 from django.conf import settings
 
-from dbsp.types import Column, Schema, coerce_value
+from dbsp.types import BIGINT_MAX, BIGINT_MIN, Column, Schema, coerce_value
 
 WEIGHT = "_weight"
 TRUE = {"true", "t", "1", "yes", "y"}
@@ -105,6 +105,9 @@ def records_from_csv(text: str, schema: Schema) -> list[dict]:
                     if weight in (None, 0):
                         problems.append(_problem(row, f"weight must be a nonzero integer, got {text!r}", WEIGHT))
                         bad = True
+                    elif not BIGINT_MIN <= weight <= BIGINT_MAX:
+                        problems.append(_problem(row, f"weight {weight} does not fit in a signed 64-bit integer", WEIGHT))
+                        bad = True
                     continue
                 column = schema.column(name)
                 try:
@@ -113,7 +116,7 @@ def records_from_csv(text: str, schema: Schema) -> list[dict]:
                     problems.append(_problem(row, f"column {name!r}: {e}", name))
                     bad = True
             for column in schema.columns:  # columns the CSV leaves out are NULL
-                if column.name not in data and not column.nullable:
+                if column.name not in names and not column.nullable:
                     problems.append(_problem(row, f"column {column.name!r}: null in a non-null column (the CSV has no such column)", column.name))
                     bad = True
             if not bad:

@@ -11,7 +11,7 @@ import time
 from abc import ABC, abstractmethod
 
 from .plan import Plan
-from .types import Schema, coerce_row, raise_if, row_to_dict
+from .types import BIGINT_MAX, BIGINT_MIN, Schema, coerce_row, raise_if, row_to_dict
 from .zset import ZSet
 
 
@@ -77,6 +77,13 @@ def changes_from_records(records: list, schema: Schema, primary_key: list[str] |
             if isinstance(weight, bool) or not isinstance(weight, int) or weight == 0:
                 problems.append(_row_problem(i, f"weight must be a nonzero integer, got {weight!r}", field="weight"))
                 continue
+            if not BIGINT_MIN <= weight <= BIGINT_MAX:  # weights are int64 in the engine (Arrow)
+                problems.append(_row_problem(i, f"weight {weight} does not fit in a signed 64-bit integer", field="weight"))
+                continue
+            if primary_key and weight not in (1, -1):  # reported with the other problems (dbsp/upsert.py)
+                problems.append(_row_problem(
+                    i, f"weight {weight} on a table with a primary key (a record inserts or deletes one row)", field="weight"))
+                continue
         else:
             problems.append(_row_problem(i, f"expected one of {{\"insert\": row}}, {{\"delete\": row}}, {{\"weight\": w, \"data\": row}}; got keys {sorted(keys)}"))
             continue
@@ -89,7 +96,13 @@ def changes_from_records(records: list, schema: Schema, primary_key: list[str] |
         from .upsert import last_per_key
 
         items = last_per_key(items, [schema.names.index(k) for k in primary_key])
-    return ZSet(items)
+    z = ZSet(items)
+    overflow = {row for row, w in z if not BIGINT_MIN <= w <= BIGINT_MAX}
+    if overflow:  # records of one row whose weights sum beyond int64 (unkeyed: item i is record i)
+        raise_if([_row_problem(i, f"the weights of this row's records sum to {z.weight(row)}, which does not fit "
+                                  "in a signed 64-bit integer", field="weight")
+                  for i, (row, _) in enumerate(items) if row in overflow])
+    return z
 
 
 def _row_problem(i, message, field=None):

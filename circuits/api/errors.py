@@ -4,6 +4,7 @@
 """
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import DataError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -19,6 +20,12 @@ def exception_handler(exc, context):
         return Response({"detail": f"The request body is over the limit of {limit} bytes (DBSPWEB_MAX_BODY_BYTES).",
                          "errors": [{"field": "body", "message": f"more than {limit} bytes"}]},
                         status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, DataError) and "NUL" in str(exc):
+        # A safety net: every stored value is checked for NUL characters (services.nul_paths),
+        # but PostgreSQL also refuses them in lookups (e.g. a share token); SQLite does not.
+        return Response({"detail": "The request contains a NUL character (\\u0000), which the database cannot take.",
+                         "errors": [{"message": "contains a NUL character (\\u0000)"}]},
+                        status=status.HTTP_400_BAD_REQUEST)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -10,7 +10,7 @@ from django.db.models import Q
 from rest_framework.pagination import PageNumberPagination
 
 from ..models import Circuit, CircuitGrant, Visibility
-from ..services import ServiceError
+from ..services import NUL, NUL_MESSAGE, ServiceError
 
 SCOPES = ("mine", "shared", "public")
 
@@ -40,6 +40,10 @@ def listed_circuits(request):
     else:
         raise ServiceError(f"Unknown scope {scope!r} (one of: {', '.join(SCOPES)}).", 400,
                            [{"field": "scope", "message": f"expected one of {', '.join(SCOPES)}"}])
+    for name in ("search", "tag", "owner"):  # PostgreSQL cannot compare text with a NUL character
+        if any(NUL in value for value in params.getlist(name)):
+            raise ServiceError(f"Query parameter {name!r} contains a NUL character.", 400,
+                               [{"field": name, "message": NUL_MESSAGE}])
     qs = Circuit.objects.filter(where)
     if q := (params.get("search") or "").strip():
         qs = qs.filter(Q(name__icontains=q) | Q(description__icontains=q))

@@ -23,10 +23,30 @@ class TagListField(serializers.ListField):
         return sorted(t.name for t in data.all()) if hasattr(data, "all") else data
 
 
+class ProblemSerializer(serializers.Serializer):
+    """One problem; which keys are present depends on where it is."""
+
+    message = serializers.CharField()
+    node = serializers.CharField(required=False)
+    port = serializers.CharField(required=False)
+    param = serializers.CharField(required=False)
+    row = serializers.IntegerField(required=False, help_text="0-based index of the pushed record / CSV data row")
+    line = serializers.IntegerField(required=False, help_text="CSV line (1-based; the header is line 1)")
+    field = serializers.CharField(required=False, help_text="column, request field or 'header'")
+    position = serializers.IntegerField(required=False, help_text="character offset inside an expression")
+
+
 class VersionSerializer(serializers.ModelSerializer):
+    valid = serializers.SerializerMethodField(help_text="The document passed validation (no problems).")
+    problems = ProblemSerializer(many=True, read_only=True,
+                                 help_text="The validation result: every problem found in the document (empty when valid).")
+
     class Meta:
         model = CircuitVersion
-        fields = ["number", "document", "created_at"]
+        fields = ["number", "document", "valid", "problems", "created_at"]
+
+    def get_valid(self, version) -> bool:
+        return not version.problems
 
 
 class CircuitSerializer(serializers.ModelSerializer):
@@ -74,10 +94,14 @@ class RunSerializer(serializers.ModelSerializer):
     inputs = serializers.SerializerMethodField()
     views = serializers.SerializerMethodField()
     lag = serializers.SerializerMethodField()
+    worker = serializers.SerializerMethodField(
+        help_text="The worker that owns the run now ('<node name>:<pid>', the holder of its live lease); empty when "
+                  "none does (not taken yet, stopped, failed, or its worker died and none has taken it over yet).")
 
     class Meta:
         model = Run
-        fields = ["id", "circuit", "version", "status", "current_tick", "last_sequence", "lag", "error", "inputs", "views", "created_at"]
+        fields = ["id", "circuit", "version", "status", "worker", "current_tick", "last_sequence", "lag", "error", "inputs", "views",
+                  "created_at"]
         read_only_fields = fields
 
     def _interface(self, run):
@@ -92,6 +116,12 @@ class RunSerializer(serializers.ModelSerializer):
     def get_views(self, run) -> list[str]:
         return self._interface(run)["views"]
 
+    def get_worker(self, run) -> str:
+        from workers.leases import holder
+
+        lease = holder(run.pk)
+        return lease.worker if lease is not None else ""
+
     def get_lag(self, run) -> dict:
         """Accepted pushes (and their rows) not yet applied, and the ticks they need."""
         from ..run_control import lag_of
@@ -105,19 +135,6 @@ class PushSerializer(serializers.ModelSerializer):
     class Meta:
         model = Push
         fields = ["token", "sequence", "input", "row_count", "received_at", "applied_tick"]
-
-
-class ProblemSerializer(serializers.Serializer):
-    """One problem; which keys are present depends on where it is."""
-
-    message = serializers.CharField()
-    node = serializers.CharField(required=False)
-    port = serializers.CharField(required=False)
-    param = serializers.CharField(required=False)
-    row = serializers.IntegerField(required=False, help_text="0-based index of the pushed record / CSV data row")
-    line = serializers.IntegerField(required=False, help_text="CSV line (1-based; the header is line 1)")
-    field = serializers.CharField(required=False, help_text="column, request field or 'header'")
-    position = serializers.IntegerField(required=False, help_text="character offset inside an expression")
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -191,10 +208,24 @@ class PushResultSerializer(serializers.Serializer):
     duplicate = serializers.BooleanField(help_text="true when the Idempotency-Key was seen before")
 
 
+class HealthCheckSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    ms = serializers.FloatField()
+    error = serializers.CharField(required=False, help_text="what failed")
+
+
+class HealthSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["ok", "unavailable"])
+    checks = serializers.DictField(child=HealthCheckSerializer(), help_text="database, redis, workers (with `live`: "
+                                                                             "[{worker, last_seen, runs}])")
+
+
 class CompletionSerializer(serializers.Serializer):
     token = serializers.CharField()
-    status = serializers.ChoiceField(choices=["pending", "complete"])
+    status = serializers.ChoiceField(choices=["pending", "complete", "failed"],
+                                     help_text="failed: the run failed or was stopped before applying the push")
     tick = serializers.IntegerField(allow_null=True, help_text="the tick that applied the push")
+    error = serializers.CharField(required=False, help_text="when failed: the run's error")
 
 
 class ChangeSerializer(serializers.Serializer):

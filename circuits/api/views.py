@@ -169,8 +169,16 @@ class PushView(APIView):
                  "text/csv": {"type": "string"},
                  "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
-                                     description="A repeated key returns the first push's token and stores nothing.")],
-        responses={202: PushResultSerializer, 200: PushResultSerializer, 409: ErrorSerializer, 413: ErrorSerializer,
+                                     description="At most 200 characters. A repeated key with the same input and records "
+                                                 "returns the first push's token and stores nothing (also after the run "
+                                                 "stopped); with different data it is a 409.")],
+        responses={202: PushResultSerializer, 200: PushResultSerializer,
+                   400: OpenApiResponse(ErrorSerializer, description="A bad row (each named by row and field: wrong type, "
+                                        "NULL key, weight not a nonzero int64, NUL character, ...) or a bad Idempotency-Key. "
+                                        "Nothing stored."),
+                   409: OpenApiResponse(ErrorSerializer, description="The run is stopped or failed, or the "
+                                        "Idempotency-Key was used for a different push."),
+                   413: ErrorSerializer,
                    429: OpenApiResponse(ErrorSerializer, description="Backpressure: too much unapplied input; retry after the Retry-After seconds. Nothing stored.")},
     )
     def post(self, request, pk, input_name):
@@ -199,12 +207,17 @@ class PushLogView(APIView):
 class OutputsView(APIView):
     """Each output view's integrated contents at `?tick=` (default: the current tick)."""
 
-    @extend_schema(parameters=[OpenApiParameter("tick", int, description="default: the current tick")],
+    @extend_schema(parameters=[OpenApiParameter("tick", int, description="-1 (before the first tick) up to the current "
+                                                                         "tick; default: the current tick")],
                    responses=OutputsSerializer)
     def get(self, request, pk):
         run = visible_run(request, pk)
         tick = request.query_params.get("tick")
         upto = run.current_tick if tick in (None, "") else _int_param("tick", tick)
+        if not -1 <= upto <= run.current_tick:
+            raise services.ServiceError(
+                f"Run {run.pk} has no tick {upto}: ticks go from -1 (before the first) to {run.current_tick} (the current one).",
+                400, [{"field": "tick", "message": f"{upto} is not between -1 and the current tick {run.current_tick}"}])
         return Response({"tick": upto, "views": services.integrated_views(run, upto)})
 
 
@@ -230,4 +243,5 @@ def _int_param(name: str, value: str) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise services.ServiceError(f"Query parameter {name!r} must be an integer, got {value!r}.", 400) from None
+        raise services.ServiceError(f"Query parameter {name!r} must be an integer, got {value!r}.", 400,
+                                    [{"field": name, "message": f"expected an integer, got {value!r}"}]) from None

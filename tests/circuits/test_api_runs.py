@@ -81,3 +81,56 @@ def test_deltas_since_a_tick_paged(run, client_for):
     assert [t["tick"] for t in rest["ticks"]] == [2] and rest["more"] is False
     assert rest["ticks"][0]["views"]["big_orders"] == [{"data": ADA, "weight": -1}]
     assert api.get(f"/api/runs/{run.pk}/deltas/", {"since": "x"}).status_code == 400
+
+
+def test_outputs_at_a_tick_the_run_has_not_reached_is_refused(run, client_for):
+    api = client_for()
+    for tick in (3, 99, -2):
+        response = api.get(f"/api/runs/{run.pk}/outputs/", {"tick": tick})
+        assert response.status_code == 400, (tick, response.json())
+        assert response.json()["errors"] == [{"field": "tick", "message": f"{tick} is not between -1 and the current tick 2"}]
+    for tick in ("now", "1.5", "-"):
+        response = api.get(f"/api/runs/{run.pk}/outputs/", {"tick": tick})
+        assert response.status_code == 400 and response.json()["errors"][0]["field"] == "tick"
+    assert api.get(f"/api/runs/{run.pk}/outputs/", {"tick": 2}).json()["tick"] == 2
+    fresh = Run.objects.create(circuit=run.circuit, version=run.version, created_by=run.created_by)
+    assert api.get(f"/api/runs/{fresh.pk}/outputs/").json() == {"tick": -1, "views": {"big_orders": []}}
+    assert api.get(f"/api/runs/{fresh.pk}/outputs/", {"tick": 0}).status_code == 400
+
+
+@pytest.mark.parametrize("status, error, expected", [
+    ("failed", "ArrowInvalid: boom", "ArrowInvalid: boom"),
+    ("failed", "", "failed before this push was applied"),
+    ("stopped", "", "was stopped before this push was applied"),
+])
+def test_completion_of_a_push_a_dead_run_never_applied_is_failed(run, client_for, status, error, expected):
+    Run.objects.filter(pk=run.pk).update(status=status, error=error)
+    api = client_for()
+    body = api.get(f"/api/runs/{run.pk}/completion/", {"token": f"{run.pk}:2"}).json()
+    assert body["status"] == "failed" and body["tick"] is None and expected in body["error"]
+    applied = api.get(f"/api/runs/{run.pk}/completion/", {"token": f"{run.pk}:1"}).json()
+    assert applied == {"token": f"{run.pk}:1", "status": "complete", "tick": 0}
+
+
+def test_completion_stays_pending_while_paused(run, client_for):
+    Run.objects.filter(pk=run.pk).update(status="paused")
+    assert client_for().get(f"/api/runs/{run.pk}/completion/", {"token": f"{run.pk}:2"}).json() == {
+        "token": f"{run.pk}:2", "status": "pending", "tick": None}
+
+
+def test_run_detail_names_the_worker_holding_its_lease(run, client_for):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from workers.models import RunLease
+
+    api = client_for()
+    assert api.get(f"/api/runs/{run.pk}/").json()["worker"] == ""
+    now = timezone.now()
+    lease = RunLease.objects.create(run=run, worker="celery@host-a:42", acquired_at=now, expires_at=now + timedelta(minutes=1))
+    assert api.get(f"/api/runs/{run.pk}/").json()["worker"] == "celery@host-a:42"
+    assert api.get(f"/api/circuits/{run.circuit_id}/runs/").json()["results"][0]["worker"] == "celery@host-a:42"
+    lease.expires_at = now - timedelta(seconds=1)  # the worker died; nobody owns the run now
+    lease.save()
+    assert api.get(f"/api/runs/{run.pk}/").json()["worker"] == ""

@@ -73,3 +73,24 @@ def test_private_versions_are_invisible(make_user, circuit_of, client_for):
     circuit = circuit_of(make_user("alice"))
     for path in ("versions/1/", "versions/1/diff/1/"):
         assert client_for(make_user("bob" if path == "versions/1/" else "carol")).get(f"/api/circuits/{circuit.pk}/{path}").status_code == 404
+
+
+def test_versions_carry_their_validation_result(circuit, client_for):
+    api = client_for()
+    v1 = api.get(f"/api/circuits/{circuit.pk}/versions/1/").json()
+    assert v1["valid"] is True and v1["problems"] == []
+    problem = {"message": "node 'big': unknown column 'amount'", "node": "big", "param": "predicate"}
+    circuit.versions.filter(number=1).update(problems=[problem])  # e.g. found by a later, stricter validator
+    listed = {v["number"]: v for v in api.get(f"/api/circuits/{circuit.pk}/versions/").json()}
+    assert (listed[1]["valid"], listed[1]["problems"]) == (False, [problem])
+    assert (listed[2]["valid"], listed[2]["problems"]) == (True, [])
+    assert api.get(f"/api/circuits/{circuit.pk}/").json()["latest_version"]["valid"] is True
+
+
+def test_the_schema_documents_the_validation_result_and_the_worker(client_for):
+    schema = client_for().get("/api/schema/", {"format": "json"}).json()["components"]["schemas"]
+    version = schema["Version"]["properties"]
+    assert version["valid"]["type"] == "boolean" and version["problems"]["type"] == "array"
+    assert version["problems"]["items"]["$ref"].endswith("/Problem")
+    assert schema["Run"]["properties"]["worker"]["type"] == "string"
+    assert set(schema["Completion"]["properties"]) >= {"status", "error"}
