@@ -6,6 +6,8 @@ snapshot and the live stream; live messages at or below the last sequence sent a
 dropped, and a gap is filled from the stored deltas. `?since=N` (a reconnect) gets the
 stored deltas after N instead of a snapshot, or a snapshot when N is too far behind.
 `?share=<token>` opens the run of an unlisted circuit, as on REST reads.
+A `lag` message (published when a push is accepted) computed before a tick the client
+already got is dropped: that tick's delta carried a newer lag.
 The messages are documented in docs/live-protocol.md.
 """
 import asyncio
@@ -35,9 +37,13 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         await self._join()
         await self.accept()
         since = parse_qs(self.scope.get("query_string", b"").decode()).get("since", [None])[0]
-        first = await self._initial(since)
+        first, seq = await self._initial(since)
         for message in first:
             await self._send(message)
+        # The client has every tick up to `seq` now, also when nothing was numbered (a
+        # reconnect with since = the current tick): later live deltas are deduplicated
+        # and gap-filled against it.
+        self.last_seq = seq
         self._rejoin = asyncio.create_task(self._keep_membership())
 
     async def _join(self, attempts: int = 3):
@@ -75,7 +81,10 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def run_message(self, event):
         """A message a worker published to the run's group."""
         message = event["message"]
-        if message["type"] == "delta":
+        if message["type"] == "lag":
+            if self.last_seq is not None and message.get("tick", self.last_seq) < self.last_seq:
+                return  # computed before a tick this client already got, whose lag is newer
+        elif message["type"] == "delta":
             if self.last_seq is not None and message["seq"] <= self.last_seq:
                 return  # already sent (snapshot or replay covered it)
             if self.last_seq is not None and message["seq"] > self.last_seq + 1:
@@ -105,8 +114,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         except ValueError:
             since = None
         if since is not None and -1 <= since <= run.current_tick and run.current_tick - since <= MAX_REPLAY_TICKS:
-            return [status_message(run, lag)] + _deltas(run, since, run.current_tick, lag)
-        return [snapshot_message(run, lag), status_message(run, lag)]
+            return [status_message(run, lag)] + _deltas(run, since, run.current_tick, lag), run.current_tick
+        return [snapshot_message(run, lag), status_message(run, lag)], run.current_tick
 
     @database_sync_to_async
     def _deltas_after(self, after: int, upto: int):

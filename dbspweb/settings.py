@@ -152,6 +152,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Task events (what Flower shows): workers send task-received/started/succeeded/failed,
+# senders (the web process, the sweeper) task-sent.
+CELERY_WORKER_SEND_TASK_EVENTS = True
+CELERY_TASK_SEND_SENT_EVENT = True
 
 # --- Spark (used by workers only) -----------------------------------------------------
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[2]")

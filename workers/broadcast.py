@@ -28,3 +28,22 @@ def publish_status(run) -> None:
 
 def publish_error(run_id: int, tick: int, error: str, node: str | None = None) -> None:
     publish(run_id, {"type": "error", "tick": tick, "node": node, "error": error})
+
+
+def publish_lag(run_id: int) -> None:
+    """A `lag` message: the run's lag right after a push was accepted (a paused or slow
+    run publishes no tick that would carry it). `tick` is the run's current tick when
+    the lag was read (read first: the lag is at least as new), so a watcher's consumer
+    drops a lag message that a later tick's delta already superseded."""
+    from circuits.models import Run
+    from circuits.run_control import lag_of
+
+    try:
+        tick = Run.objects.filter(pk=run_id).values_list("current_tick", flat=True).first()
+        if tick is None:
+            return
+        lag = lag_of(run_id)
+    except Exception:  # the push is committed; the next tick or status carries the lag
+        log.exception("run %s: could not read the lag", run_id)
+        return
+    publish(run_id, {"type": "lag", "tick": tick, "lag": lag})

@@ -58,7 +58,7 @@ def start_run(run_id: int) -> None:
     try:
         engines.runtime_for(run)
     except Exception as e:
-        ticks.fail(run_id, run.current_tick + 1, e)
+        ticks.fail(run_id, run.current_tick + 1, e, epoch)
         return
     if Run.objects.filter(pk=run_id, status=RunStatus.CREATED).update(status=RunStatus.RUNNING, worker=identity.worker_id()):
         log.info("event=run_started run=%s worker=%s epoch=%s", run_id, identity.worker_id(), epoch)

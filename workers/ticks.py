@@ -10,6 +10,7 @@ lag, worker).
 from __future__ import annotations
 
 import logging
+import re
 import time
 
 from django.conf import settings
@@ -18,12 +19,14 @@ from django.db import IntegrityError, transaction
 from circuits.consumers import delta_message
 from circuits.models import Push, Run, RunStatus, TickOutput
 from circuits.run_control import lag_of
+from dbsp.operators.fixedpoint import FixedPointDiverged
 
 from . import dispatch, engines, leases, snapshots
 from .broadcast import publish, publish_error, publish_status
 from .identity import worker_id
 
 log = logging.getLogger("workers.ticks")
+_NODE_PREFIX = re.compile(r"node '([A-Za-z_][A-Za-z0-9_]*)'")
 
 
 class TickConflict(Exception):
@@ -59,10 +62,23 @@ def process_task():
 
 def stop(run_id: int) -> None:
     """Free what this worker holds for a stopped or failed run."""
-    if engines.release(run_id):
-        log.info("event=released run=%s worker=%s", run_id, worker_id())
+    held = engines.release(run_id)
     leases.release(run_id)
+    if held:  # logged once the lease is free too: watchers of the log may rely on both
+        log.info("event=released run=%s worker=%s", run_id, worker_id())
     snapshots.discard(run_id)
+
+
+def lock_run(run_id: int) -> None:
+    """The first statement of every transaction that writes a run's row: lock it.
+
+    Pushes and user transitions lock the run row first, then write. A tick that took
+    the row last (after its TickOutput insert had taken the foreign key's share lock on
+    it) had to upgrade that lock while a push waited for the row: a deadlock on
+    PostgreSQL (seen under concurrent pushes). One order everywhere: the run row, then
+    the lease, the outputs and the pushes. (A no-op on SQLite, which locks the file.)
+    """
+    list(Run.objects.select_for_update().filter(pk=run_id).values_list("pk", flat=True))
 
 
 def drain(run_id: int, epoch: int) -> int:
@@ -85,10 +101,11 @@ def drain(run_id: int, epoch: int) -> int:
             result = rt.step(engines.changes_of(batch, rt.plan))
             deltas = result.outputs_json()
         except Exception as e:  # a failing tick fails the run visibly, never silently
-            fail(run_id, run.current_tick + 1, e)
+            fail(run_id, run.current_tick + 1, e, epoch)
             return applied
         try:
             with transaction.atomic():
+                lock_run(run_id)
                 leases.fence(run_id, epoch)
                 out = TickOutput.objects.create(
                     run=run, tick=result.tick, deltas=deltas, frontier=result.frontier, stats=result.stats, ms=result.ms,
@@ -101,13 +118,22 @@ def drain(run_id: int, epoch: int) -> int:
                     raise TickConflict(f"run {run_id} tick {result.tick}: the input log or the run changed meanwhile")
                 lag = lag_of(run_id)
                 message = delta_message(out, lag)
-                transaction.on_commit(lambda: publish(run_id, message))
+                transaction.on_commit(lambda message=message: publish(run_id, message))
         except (leases.LeaseLost, TickConflict, IntegrityError) as e:
             # Our runtime is a tick ahead of the database: drop it. The lease holder (or
             # a later wake-up of ours) continues from what is committed.
             engines.release(run_id)
             log.warning("event=tick_discarded run=%s tick=%s reason=%r worker=%s", run_id, result.tick, str(e), worker_id())
             return applied
+        except BaseException as e:
+            # Anything else (the database is locked, the connection dropped, a shutdown):
+            # the tick did not commit, or we cannot tell. The runtime may be a tick ahead
+            # of the database, and a runtime whose tick matches the run's is reused as is
+            # (engines.runtime_for): drop it, so that the next attempt restores from the
+            # snapshot and the applied log. The task fails; the sweeper re-drives the run.
+            engines.release(run_id)
+            log.warning("event=tick_discarded run=%s tick=%s reason=%r worker=%s", run_id, result.tick, f"{type(e).__name__}: {e}", worker_id())
+            raise
         log.info(
             "event=tick run=%s tick=%s pushes=%d rows=%d ms=%.1f engine_ms=%.1f lag_pushes=%d worker=%s epoch=%d",
             run_id, result.tick, len(batch), sum(p.row_count for p in batch), (time.perf_counter() - started) * 1000,
@@ -118,14 +144,42 @@ def drain(run_id: int, epoch: int) -> int:
             snapshots.write(run_id, rt, epoch)
 
 
-def fail(run_id: int, tick: int, error: Exception) -> None:
+def fail(run_id: int, tick: int, error: Exception, epoch: int) -> None:
+    """Mark the run failed with the error, if this worker still holds its lease at
+    `epoch` (fenced like a tick: a worker that lost the run must not fail it)."""
     text = f"{type(error).__name__}: {error}"
-    log.exception("event=tick_failed run=%s tick=%s worker=%s error=%r", run_id, tick, worker_id(), text)
+    log.error("event=tick_failed run=%s tick=%s worker=%s error=%r", run_id, tick, worker_id(), text, exc_info=error)
     engines.release(run_id)
-    failed = Run.objects.filter(pk=run_id, status__in=[RunStatus.CREATED, RunStatus.RUNNING, RunStatus.PAUSED]).update(
-        status=RunStatus.FAILED, error=text
-    )
-    leases.release(run_id)
+    try:
+        with transaction.atomic():
+            lock_run(run_id)
+            leases.fence(run_id, epoch)
+            failed = Run.objects.filter(
+                pk=run_id, status__in=[RunStatus.CREATED, RunStatus.RUNNING, RunStatus.PAUSED]
+            ).update(status=RunStatus.FAILED, error=text)
+    except leases.LeaseLost as lost:
+        log.warning("event=fail_discarded run=%s tick=%s reason=%r worker=%s", run_id, tick, str(lost), worker_id())
+        return
+    leases.release(run_id, epoch)
     if failed:
-        publish_error(run_id, tick, text)
+        publish_error(run_id, tick, text, node_of(error))
         publish_status(Run(pk=run_id))
+
+
+def node_of(error: BaseException) -> str | None:
+    """The circuit node an engine error names, if it names one: a `node` (or `node_id`)
+    attribute; the node of the problems of a DataInvalid / CircuitInvalid (a keyed
+    input's rejected change names its input); or a FixedPointDiverged, whose message
+    starts with the node ("node 'closure': no fixed point ...")."""
+    for attr in ("node", "node_id"):
+        value = getattr(error, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    nodes = {p.node for p in getattr(error, "problems", None) or [] if getattr(p, "node", None)}
+    if len(nodes) == 1:
+        return nodes.pop()
+    if isinstance(error, FixedPointDiverged):
+        found = _NODE_PREFIX.match(str(error))
+        if found:
+            return found.group(1)
+    return None

@@ -73,6 +73,22 @@ describe('liveRunReducer', () => {
     expect(state.views.big?.size).toBe(FEED_LIMIT + 10);
   });
 
+  it('a lag message updates the lag, unless a later tick already carried a newer one', () => {
+    const lag = (tick: number, pushes: number) => ({
+      type: 'lag' as const,
+      message: { type: 'lag' as const, tick, lag: { pushes, rows: pushes * 10, ticks: pushes ? 1 : 0 } },
+    });
+    const paused = reduce([
+      { type: 'run', run },
+      { type: 'snapshot', message: { type: 'snapshot', seq: 4, tick: 4, status: 'paused', views: { big: [] } } },
+      lag(4, 1),
+      lag(4, 2),
+    ]);
+    expect(paused.lag).toEqual({ pushes: 2, rows: 20, ticks: 1 });
+    const later = reduce([{ type: 'delta', message: { type: 'delta', seq: 5, tick: 5, views: {}, lag: { pushes: 0, rows: 0, ticks: 0 } } }, lag(4, 2)], paused);
+    expect(later.lag).toEqual({ pushes: 0, rows: 0, ticks: 0 });
+  });
+
   it('applies status messages', () => {
     const state = reduce([
       { type: 'run', run },

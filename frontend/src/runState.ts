@@ -9,7 +9,7 @@
 import type { Run, RunStatus } from './api';
 import { normaliseLag, type Frontier, type Lag, type RunDetail, type Stats, type TickRecord } from './api/runs';
 import { addDelta, backfill, columnSums, putPoint, type ChartPoint, type ColumnSums } from './dashboard/chartSeries';
-import type { ConnectionState, DeltaMessage, SnapshotMessage, StatusMessage } from './runStream';
+import type { ConnectionState, DeltaMessage, LagMessage, SnapshotMessage, StatusMessage } from './runStream';
 import { emptyZSet, fromRows, integrate, type WeightedRow, type ZSet } from './zset';
 
 export const FEED_LIMIT = 200;
@@ -50,6 +50,7 @@ export type LiveRunAction =
   | { type: 'delta'; message: DeltaMessage }
   | { type: 'history'; upto: number; ticks: TickRecord[] }
   | { type: 'status'; message: StatusMessage }
+  | { type: 'lag'; message: LagMessage }
   | { type: 'connection'; state: ConnectionState }
   | { type: 'streamError'; message: string };
 
@@ -201,6 +202,11 @@ export function liveRunReducer(state: LiveRun, action: LiveRunAction): LiveRun {
         ...streamLag(state, message.lag),
       };
     }
+    case 'lag':
+      // A push was accepted: the lag grew (or a tick may already have applied it: a
+      // lag older than the tick we show is stale, keep ours).
+      if (state.tick !== null && action.message.tick < state.tick) return state;
+      return { ...state, ...streamLag(state, action.message.lag) };
     case 'connection':
       return { ...state, connection: action.state, streamError: action.state === 'live' ? '' : state.streamError };
     case 'streamError':

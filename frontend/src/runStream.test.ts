@@ -68,6 +68,7 @@ function setup() {
       onSnapshot: (m) => events.push(`snapshot ${m.seq}`),
       onDelta: (m) => events.push(`delta ${m.seq}`),
       onStatus: (m) => events.push(`status ${m.status} ${m.current_tick}`),
+      onLag: (m) => events.push(`lag ${m.tick} ${m.lag.pushes}`),
       onServerError: (m) => errors.push(m),
       onConnectionChange: (s) => states.push(s),
     },
@@ -124,6 +125,18 @@ describe('RunStream', () => {
     last().send(delta(1));
     expect(events).toEqual(['snapshot -1', 'delta 0', 'delta 1']);
     expect(stream.lastSeq).toBe(1);
+  });
+
+  it('passes lag messages on without moving its position in the stream', () => {
+    const { stream, events, last } = setup();
+    stream.start();
+    last().open();
+    last().send(snapshot(2));
+    last().send({ type: 'lag', tick: 2, lag: { pushes: 3, rows: 30, ticks: 1 } });
+    expect(events).toEqual(['snapshot 2', 'lag 2 3']);
+    expect(stream.lastSeq).toBe(2);
+    last().send(delta(3));
+    expect(events).toEqual(['snapshot 2', 'lag 2 3', 'delta 3']);
   });
 
   it('ignores deltas with seq <= the last applied one', () => {

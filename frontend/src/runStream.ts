@@ -39,6 +39,14 @@ export interface StatusMessage {
   lag?: number | Lag;
 }
 
+/** Sent when a push is accepted: the run's lag as of then (paused or slow runs publish
+ * no tick, so without it their watchers would see a stale lag). */
+export interface LagMessage {
+  type: 'lag';
+  tick: number;
+  lag: Lag;
+}
+
 export interface ErrorMessage {
   type: 'error';
   /** Older servers say `message`, newer ones `error` (with the tick and node). */
@@ -58,7 +66,7 @@ export function describeServerError(message: ErrorMessage): string {
   return where.length ? `${where.join(', ')}: ${text}` : text;
 }
 
-export type ServerMessage = SnapshotMessage | DeltaMessage | StatusMessage | ErrorMessage;
+export type ServerMessage = SnapshotMessage | DeltaMessage | StatusMessage | LagMessage | ErrorMessage;
 
 /** "offline": the browser reports no network; "closed": the stream gave up for good
  * (run finished, or the server refused us). */
@@ -68,6 +76,7 @@ export interface RunStreamHandlers {
   onSnapshot?(message: SnapshotMessage): void;
   onDelta?(message: DeltaMessage): void;
   onStatus?(message: StatusMessage): void;
+  onLag?(message: LagMessage): void;
   onServerError?(message: string): void;
   onConnectionChange?(state: ConnectionState): void;
 }
@@ -319,6 +328,9 @@ export class RunStream {
       case 'status':
         this.finished = FINISHED.has(message.status);
         this.handlers.onStatus?.(message);
+        break;
+      case 'lag':
+        this.handlers.onLag?.(message);
         break;
       case 'error':
         this.handlers.onServerError?.(describeServerError(message));

@@ -294,6 +294,12 @@ def test_pause_holds_ticks_and_resume_catches_up(browser_context, owner):
     # Paused: pushes are accepted (and counted as lag) but no tick happens.
     push_transaction(page, 1, 2, 3, 30)
     expect(page.get_by_test_id("run-lag")).to_have_text("1 push", timeout=10_000)
+    # A push from somewhere else (a script over REST) reaches the page as a `lag`
+    # message: the page learns of it without polling. (It inserts and deletes the same
+    # row, so the outputs below are unchanged.)
+    row = {"id": 99, "from_acct": 9, "to_acct": 8, "amount": 1}
+    assert client.post(f"/api/runs/{run_id}/inputs/transactions/push/", json=[{"insert": row}, {"delete": row}]).status_code == 202
+    expect(page.get_by_test_id("run-lag")).to_have_text("2 pushes", timeout=10_000)
     time.sleep(3)
     expect(page.get_by_test_id("run-tick")).to_have_text("0")
     assert client.get(f"/api/runs/{run_id}/").json()["current_tick"] == 0

@@ -14,12 +14,26 @@ from tests.conftest import example
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 ROW = {"id": 1, "customer": "ada", "amount": 250}
+#: These tests commit runs that no worker should touch: live workers of the same test
+#: session (tests/live) share the database and sweep the runs of their queue and of
+#: queue "" (runs made outside the API); no worker pool uses this queue.
+UNSWEPT = "tests-consumer-no-worker"
 
 
-def setup_run(make_user, visibility="private"):
+@pytest.fixture(autouse=True)
+def _no_task_messages(monkeypatch):
+    """Keep the task messages that resume/stop/push send (on commit) in this process:
+    a live worker on the test queue would otherwise take these runs up."""
+    sent = []
+    monkeypatch.setattr("workers.dispatch._send", lambda task, run_id, queue: sent.append((task.name, run_id)) or True)
+    return sent
+
+
+def setup_run(make_user, visibility="private", status="running"):
     alice = make_user("alice")
     circuit = services.create_circuit(alice, "c", "", visibility, example("big_orders"))
-    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running", current_tick=0)
+    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status=status,
+                             current_tick=0, queue=UNSWEPT)
     TickOutput.objects.create(run=run, tick=0, deltas={"big_orders": [{"data": ROW, "weight": 1}]})
     return run
 
@@ -172,7 +186,7 @@ async def test_snapshot_before_the_first_tick_has_every_node_at_tick_minus_1(mak
     def fresh():
         alice = make_user("alice")
         circuit = services.create_circuit(alice, "c", "", "private", example("big_orders"))
-        return Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="created")
+        return Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="created", queue=UNSWEPT)
 
     run = await database_sync_to_async(fresh)()
     comm, _, _ = await connect(run, run.created_by)
@@ -199,15 +213,119 @@ async def test_every_transition_is_published_as_a_status_message(make_user):
 
 
 async def test_worker_errors_and_failed_status_reach_the_watcher(make_user):
-    from workers import ticks
+    from workers import leases, ticks
 
     run = await database_sync_to_async(setup_run)(make_user)
     comm, _, _ = await connect(run, run.created_by)
     await receive_all(comm, 2)
-    await database_sync_to_async(ticks.fail)(run.pk, 1, ArithmeticError("long overflow in node 'big'"))
+    epoch = await database_sync_to_async(leases.acquire)(run.pk)
+    await database_sync_to_async(ticks.fail)(run.pk, 1, ArithmeticError("long overflow in node 'big'"), epoch)
     error, status = await receive_all(comm, 2)
     assert error == {"type": "error", "tick": 1, "node": None, "error": "ArithmeticError: long overflow in node 'big'"}
     assert status["status"] == "failed" and status["error"] == "ArithmeticError: long overflow in node 'big'"
+    await comm.disconnect()
+
+
+async def test_an_engine_error_naming_a_node_reaches_the_watcher_with_the_node(make_user):
+    """A keyed input's rejected change is a DataInvalid whose problems name the input."""
+    from dbsp.errors import DataInvalid, Problem
+    from workers import leases, ticks
+
+    run = await database_sync_to_async(setup_run)(make_user)
+    comm, _, _ = await connect(run, run.created_by)
+    await receive_all(comm, 2)
+    epoch = await database_sync_to_async(leases.acquire)(run.pk)
+    problem = Problem("input 'orders': two inserts for primary key [1] in one change", node="orders")
+    await database_sync_to_async(ticks.fail)(run.pk, 1, DataInvalid([problem]), epoch)
+    error, status = await receive_all(comm, 2)
+    assert error == {"type": "error", "tick": 1, "node": "orders",
+                     "error": "DataInvalid: input 'orders': two inserts for primary key [1] in one change"}
+    assert status["status"] == "failed"
+    await comm.disconnect()
+
+
+async def test_a_worker_that_lost_the_lease_cannot_fail_the_run(make_user):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from workers import identity, leases, ticks
+    from workers.models import RunLease
+
+    run = await database_sync_to_async(setup_run)(make_user)
+    comm, _, _ = await connect(run, run.created_by)
+    await receive_all(comm, 2)
+
+    def lose_the_lease():
+        stale = leases.acquire(run.pk)
+        RunLease.objects.filter(run=run).update(worker="other:1", epoch=stale + 1, expires_at=timezone.now() + timedelta(seconds=60))
+        return stale
+
+    stale = await database_sync_to_async(lose_the_lease)()
+    await database_sync_to_async(ticks.fail)(run.pk, 1, ArithmeticError("long overflow"), stale)
+    assert await comm.receive_nothing(timeout=0.5)  # no error, no failed status
+    run_now = await database_sync_to_async(Run.objects.get)(pk=run.pk)
+    lease = await database_sync_to_async(RunLease.objects.get)(run=run)
+    assert run_now.status == "running" and run_now.error == ""
+    assert lease.worker == "other:1" and lease.expires_at > timezone.now()  # not released by the loser either
+    assert identity.worker_id() != "other:1"
+    await comm.disconnect()
+
+
+async def test_reconnect_at_the_current_tick_then_a_lost_broadcast_is_filled(make_user):
+    """since = the current tick: only a status on connect; the consumer still knows the
+    client is at that tick, so when tick N+1's broadcast is lost, N+2 comes after N+1
+    (read from the database), and neither is sent twice."""
+    run = await database_sync_to_async(setup_run)(make_user)
+    comm, _, _ = await connect(run, run.created_by, "?since=0")
+    assert [m["type"] for m in await receive_all(comm, 1)] == ["status"]
+    assert await comm.receive_nothing(timeout=0.2)
+    await database_sync_to_async(add_ticks)(run, [1, 2])
+    layer = get_channel_layer()
+    await layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": delta(2)})  # tick 1's was lost
+    filled, live = await receive_all(comm, 2)
+    assert (filled["type"], filled["seq"], live["seq"]) == ("delta", 1, 2)
+    assert filled["views"] == {"big_orders": [{"data": {**ROW, "id": 101}, "weight": 1}]}
+    for t in (1, 2, 0):  # late or repeated broadcasts
+        await layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": delta(t)})
+    assert await comm.receive_nothing(timeout=0.3)
+    await comm.disconnect()
+
+
+async def test_an_accepted_push_publishes_the_new_lag(make_user, client_for):
+    """A paused run publishes no tick: the lag reaches watchers on each accepted push,
+    after the push committed."""
+    run = await database_sync_to_async(setup_run)(make_user, status="paused")
+    comm, _, _ = await connect(run, run.created_by)
+    snapshot, status = await receive_all(comm, 2)
+    assert snapshot["lag"] == status["lag"] == {"pushes": 0, "rows": 0, "ticks": 0}
+    api = client_for(run.created_by)
+    url = f"/api/runs/{run.pk}/inputs/orders/push/"
+    push = database_sync_to_async(lambda body: api.post(url, body, format="json"))
+    assert (await push([{"insert": {**ROW, "id": 2}}])).status_code == 202
+    assert await comm.receive_json_from(timeout=5) == {"type": "lag", "tick": 0, "lag": {"pushes": 1, "rows": 1, "ticks": 1}}
+    assert (await push([{"insert": {**ROW, "id": 3}}, {"insert": {**ROW, "id": 4}}])).status_code == 202
+    assert await comm.receive_json_from(timeout=5) == {"type": "lag", "tick": 0, "lag": {"pushes": 2, "rows": 3, "ticks": 1}}
+    assert (await push([{"insert": {**ROW, "id": 5, "amount": "many"}}])).status_code == 400  # refused: no lag change
+    assert await comm.receive_nothing(timeout=0.3)
+    await comm.disconnect()
+
+
+async def test_a_lag_message_older_than_a_tick_already_sent_is_dropped(make_user):
+    run = await database_sync_to_async(setup_run)(make_user)
+    comm, _, _ = await connect(run, run.created_by)
+    await receive_all(comm, 2)
+    layer = get_channel_layer()
+    send = lambda m: layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": m})  # noqa: E731
+    await send({"type": "lag", "tick": 0, "lag": {"pushes": 1, "rows": 1, "ticks": 1}})
+    assert (await comm.receive_json_from(timeout=5))["lag"]["pushes"] == 1
+    await database_sync_to_async(add_ticks)(run, [1])
+    await send({**delta(1), "lag": {"pushes": 0, "rows": 0, "ticks": 0}})
+    assert (await comm.receive_json_from(timeout=5))["seq"] == 1
+    await send({"type": "lag", "tick": 0, "lag": {"pushes": 1, "rows": 1, "ticks": 1}})  # read before tick 1
+    assert await comm.receive_nothing(timeout=0.3)
+    await send({"type": "lag", "tick": 1, "lag": {"pushes": 2, "rows": 2, "ticks": 1}})
+    assert (await comm.receive_json_from(timeout=5))["lag"]["pushes"] == 2
     await comm.disconnect()
 
 

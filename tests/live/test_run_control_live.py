@@ -54,6 +54,10 @@ def test_pause_holds_ticks_backpressure_refuses_resume_applies_in_order(cluster,
     assert status["status"] == "paused" and status["current_tick"] == 0
     assert status["lag"] == {"pushes": 25, "rows": 25, "ticks": 1}
     assert len(watcher.deltas()) == 1
+    # No tick carries the lag while paused: each accepted push sent a `lag` message.
+    watcher.wait_for(lambda ms: any(m["type"] == "lag" and m["lag"]["pushes"] == 25 for m in ms), what="the paused run's lag")
+    held = [m for m in watcher.of("lag") if m["tick"] == 0 and m["lag"]["pushes"]]  # not order(0)'s
+    assert [m["lag"]["pushes"] for m in held] == list(range(1, 26)) and held[-1]["lag"] == status["lag"]
 
     assert api.post(f"/api/runs/{run_id}/resume/").json()["status"] == "running"
     watcher.wait_for(lambda ms: any(m["type"] == "delta" and m["seq"] == 1 for m in ms), what="the held pushes' tick")

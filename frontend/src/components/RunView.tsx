@@ -122,6 +122,7 @@ export function RunView({ runId }: Props) {
       },
       onDelta: (message) => dispatch({ type: 'delta', message }),
       onStatus: (message) => dispatch({ type: 'status', message }),
+      onLag: (message) => dispatch({ type: 'lag', message }),
       onServerError: (message) => dispatch({ type: 'streamError', message }),
       onConnectionChange: (state) => dispatch({ type: 'connection', state }),
     });
