@@ -1,6 +1,6 @@
 """Pushes racing through the real ASGI server (uvicorn) into one run: the same
-Idempotency-Key from many clients at once is logged once and every client gets its
-token; distinct pushes get contiguous sequence numbers, none lost, none doubled.
+Idempotency-Key with the same push from many clients at once is logged once and every
+client gets its token (with other data it is refused); distinct pushes get contiguous sequence numbers, none lost, none doubled.
 
 One uvicorn process runs Django's sync views one at a time, so this checks what a client
 sees under concurrency; the database-level race (two processes inserting the same key,
@@ -32,12 +32,19 @@ def test_concurrent_pushes_are_logged_exactly_once(live_stack, token_client):
         with httpx.Client(timeout=60) as http:
             return http.post(url, json=[{"insert": {"id": i, "customer": "c", "amount": 500}}], headers={**headers, **extra})
 
+    # A client retrying one push sends the same body with the same key, from many
+    # connections at once: one is logged, every client gets its token.
     with ThreadPoolExecutor(CLIENTS) as pool:
-        same = list(pool.map(lambda i: push(1000 + i, key="once"), range(CLIENTS)))
+        same = list(pool.map(lambda i: push(1000, key="once"), range(CLIENTS)))
     assert all(r.status_code in (200, 202) for r in same), [r.text for r in same]
     assert sorted(r.status_code for r in same).count(202) == 1
     assert len({r.json()["token"] for r in same}) == 1
     assert Push.objects.filter(run_id=run["id"], idempotency_key="once").count() == 1
+    # The same key with other data is a client bug, refused whatever the timing.
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        other = list(pool.map(lambda i: push(2000 + i, key="once"), range(CLIENTS)))
+    assert all(r.status_code == 409 for r in other), [r.text for r in other]
+    assert Push.objects.filter(run_id=run["id"]).count() == 1
 
     with ThreadPoolExecutor(CLIENTS) as pool:
         distinct = list(pool.map(push, range(CLIENTS)))
