@@ -59,6 +59,7 @@ export function PlanPane({ doc, debounceMs = 300 }: { doc: Doc; debounceMs?: num
           document={plan}
           testIdPrefix="plan-"
           layout="always"
+          layoutDirection="DOWN"
           height="max(460px, calc(100vh - 340px))"
           nodeClass={planNodeClass}
           className={loading ? 'stale' : ''}

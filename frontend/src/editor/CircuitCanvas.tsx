@@ -7,7 +7,7 @@ import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFl
 import '@xyflow/react/dist/style.css';
 import type { CircuitDocument } from '../api';
 import { docToFlow } from './flow';
-import { autoLayout, needsLayout } from './layout';
+import { autoLayout, needsLayout, type LayoutDirection } from './layout';
 import { allEdges, type Doc, type DocNode, type Schemas, type ValidationMarks } from './model';
 import { CanvasContext, nodeTypes, type CanvasContextValue } from './nodes';
 import { useCatalog } from './useCatalog';
@@ -26,6 +26,8 @@ export interface CircuitCanvasProps {
   schemas?: Schemas;
   /** Lay nodes out with ELK: 'auto' when some node has no position (default), always, or never. */
   layout?: 'auto' | 'always' | 'never';
+  /** Data-flow direction of the auto-layout: 'RIGHT' (default) or 'DOWN' for tall, narrow panes. */
+  layoutDirection?: LayoutDirection;
   /** Test id prefix for nodes and handles (e.g. "plan-"). */
   testIdPrefix?: string;
   className?: string;
@@ -56,12 +58,13 @@ function Inner(props: CircuitCanvasProps) {
   const [doc, setDoc] = useState<Doc | null>(null);
   const { fitView } = useReactFlow();
   const mode = props.layout ?? 'auto';
+  const direction = props.layoutDirection ?? 'RIGHT';
 
   useEffect(() => {
     let active = true;
     const normalized: Doc = { ...source, nodes: source.nodes ?? [], edges: source.edges ?? [] };
     if (mode === 'always' || (mode === 'auto' && needsLayout(normalized))) {
-      autoLayout(normalized).then(
+      autoLayout(normalized, {}, direction).then(
         (laid) => active && setDoc(laid),
         () => active && setDoc(normalized),
       );
@@ -69,7 +72,7 @@ function Inner(props: CircuitCanvasProps) {
     return () => {
       active = false;
     };
-  }, [source, mode]);
+  }, [source, mode, direction]);
 
   const flow = useMemo(
     () => (doc ? docToFlow(doc, { catalog: catalog?.ports ?? {}, badEdges: props.marks?.edges, nodeClass: props.nodeClass }) : null),

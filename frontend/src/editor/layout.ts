@@ -1,5 +1,6 @@
-// Auto-layout with elkjs (layered, left to right), each fixed point's subcircuit first so
-// the group's size is known when its own scope is laid out.
+// Auto-layout with elkjs (layered, left to right by default; top to bottom for narrow
+// panes), each fixed point's subcircuit first so the group's size is known when its own
+// scope is laid out.
 
 import ELK, { type ElkNode } from 'elkjs/lib/elk.bundled.js';
 import { DEFAULT_SIZE } from './flow';
@@ -17,16 +18,20 @@ const OPTIONS = {
 
 type Sizes = Record<string, { width: number; height: number }>;
 
+/** Which way data flows in the layout: 'RIGHT' (the editor) or 'DOWN' (a tall, narrow pane). */
+export type LayoutDirection = 'RIGHT' | 'DOWN';
+
 async function layoutScope(
   scope: { nodes: DocNode[]; edges: DocEdge[] },
   measured: Sizes,
   positions: Record<string, { x: number; y: number }>,
   origin: { x: number; y: number },
+  direction: LayoutDirection,
 ): Promise<{ width: number; height: number }> {
   const sizes: Sizes = {};
   for (const node of scope.nodes) {
     if (node.subcircuit) {
-      const inner = await layoutScope(node.subcircuit, measured, positions, { x: 30, y: 50 });
+      const inner = await layoutScope(node.subcircuit, measured, positions, { x: 30, y: 50 }, direction);
       sizes[node.id] = { width: Math.max(320, inner.width + 60), height: Math.max(200, inner.height + 90) };
     } else {
       sizes[node.id] = measured[node.id] ?? DEFAULT_SIZE;
@@ -35,7 +40,7 @@ async function layoutScope(
   const ids = new Set(scope.nodes.map((n) => n.id));
   const graph: ElkNode = await elk.layout({
     id: 'root',
-    layoutOptions: OPTIONS,
+    layoutOptions: { ...OPTIONS, 'elk.direction': direction },
     children: scope.nodes.map((n) => ({ id: n.id, width: (sizes[n.id] ?? DEFAULT_SIZE).width, height: (sizes[n.id] ?? DEFAULT_SIZE).height })),
     edges: scope.edges
       .filter((e) => ids.has(e.from.node) && ids.has(e.to.node))
@@ -48,9 +53,9 @@ async function layoutScope(
 }
 
 /** The document with every node placed by ELK (sizes: measured ones, else the default). */
-export async function autoLayout(doc: Doc, measured: Sizes = {}): Promise<Doc> {
+export async function autoLayout(doc: Doc, measured: Sizes = {}, direction: LayoutDirection = 'RIGHT'): Promise<Doc> {
   const positions: Record<string, { x: number; y: number }> = {};
-  await layoutScope(doc, measured, positions, { x: 0, y: 0 });
+  await layoutScope(doc, measured, positions, { x: 0, y: 0 }, direction);
   return setPositions(doc, positions);
 }
 
