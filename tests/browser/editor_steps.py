@@ -120,14 +120,19 @@ def _settled_box(locator) -> dict:
 
 
 def _empty_canvas_point(page: Page) -> tuple[float, float]:
-    """A point of the canvas with nothing on it (the bare pane), scanning from the top left."""
+    """A point of the canvas with nothing on it or near it (the bare pane for 50 px around:
+    a wire let go within React Flow's connection radius of a handle snaps to it instead),
+    scanning from the top left."""
     point = page.evaluate("""() => {
         const canvas = document.querySelector('[data-testid="editor-canvas"]').getBoundingClientRect();
-        for (let y = canvas.top + 40; y < canvas.bottom - 40; y += 30)
-            for (let x = canvas.left + 40; x < canvas.right - 40; x += 30) {
-                const hit = document.elementFromPoint(x, y);
-                if (hit && hit.classList.contains('react-flow__pane')) return [x, y];
-            }
+        const bare = (x, y) => {
+            const hit = document.elementFromPoint(x, y);
+            return hit && hit.classList.contains('react-flow__pane');
+        };
+        const around = [[0, 0], [-50, -50], [50, -50], [-50, 50], [50, 50], [0, 50], [50, 0], [-50, 0], [0, -50]];
+        for (let y = canvas.top + 60; y < canvas.bottom - 60; y += 30)
+            for (let x = canvas.left + 60; x < canvas.right - 60; x += 30)
+                if (around.every(([dx, dy]) => bare(x + dx, y + dy))) return [x, y];
         return null;
     }""")
     assert point, "no empty spot on the canvas"
