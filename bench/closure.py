@@ -210,7 +210,9 @@ def spark_closure(spark, edges_df):
 
 
 def run_recompute(spark, edges, change, repeats: int, check: set | None):
-    after = apply(edges, change)
+    """The closure from scratch on Spark after `change`, or of the whole graph (what the
+    initial load computes) when `change` is None; checked against `check` once."""
+    after = edges if change is None else apply(edges, change)
     table = edge_table(after).drop(["__w"])
     samples, iterations, size = [], 0, 0
     for i in range(repeats + 1):
@@ -343,7 +345,7 @@ def run_graph(spark, plan, name, args):
         report["recompute"] = None
     else:
         report["recompute"] = {
-            "load": run_recompute_load(spark, edges, args.repeats, truth_load),
+            "load": run_recompute(spark, edges, None, args.repeats, truth_load),
             "insert": run_recompute(spark, edges, first_insert, args.repeats, bfs_closure(apply(edges, first_insert))),
             "delete": run_recompute(spark, edges, first_delete, args.repeats, bfs_closure(apply(edges, first_delete))),
         }
@@ -356,26 +358,6 @@ def run_graph(spark, plan, name, args):
         report["pydbsp"] = {"load": {"skipped": "not run (--pydbsp-budget 0)"}}
     report["floor_ms_after"] = floor_ms(spark)
     return report
-
-
-def run_recompute_load(spark, edges, repeats, truth):
-    """The closure of the whole graph on Spark (what the initial load computes)."""
-    table = edge_table(edges).drop(["__w"])
-    samples, iterations, size = [], 0, 0
-    for i in range(repeats + 1):
-        t0 = time.perf_counter()
-        df = spark.createDataFrame(table).cache()
-        paths, iterations = spark_closure(spark, df)
-        result = paths.toArrow()
-        elapsed = time.perf_counter() - t0
-        df.unpersist()
-        size = result.num_rows
-        if i == 0:
-            got = set(zip(result["src"].to_pylist(), result["dst"].to_pylist()))
-            assert got == truth, f"recompute: {len(got)} pairs, BFS {len(truth)}"
-        else:
-            samples.append(elapsed)
-    return {"ms": median_ms(samples), "iterations": iterations, "closure": size}
 
 
 def ratio(theirs, ours) -> str:
