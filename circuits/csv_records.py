@@ -4,17 +4,19 @@ The header row names the columns (any order, any subset of the input's schema); 
 optional `_weight` column holds each row's nonzero int64 weight (default 1, so a plain
 CSV inserts its rows; -1 deletes). An empty field is NULL. Values are converted by the
 column's type: bigint, double, boolean (true/false, t/f, 1/0, yes/no), string as is,
-date and timestamp in ISO form. Problems name the data row (0-based, as in JSON pushes),
-the file line (1-based, the header is line 1) and the field.
+date and timestamp in ISO form, a list (array<T>) as JSON array text (`"[1, 2]"`).
+Problems name the data row (0-based, as in JSON pushes), the file line (1-based, the
+header is line 1) and the field.
 """
 from __future__ import annotations
 
 import csv
 import io
+import json
 
 from django.conf import settings
 
-from dbsp.types import BIGINT_MAX, BIGINT_MIN, Column, Schema, coerce_value
+from dbsp.types import BIGINT_MAX, BIGINT_MIN, Column, Schema, coerce_value, element_type
 
 WEIGHT = "_weight"
 TRUE = {"true", "t", "1", "yes", "y"}
@@ -32,6 +34,14 @@ def _convert(text: str, column: Column):
     if text == "":
         return None
     t = column.type
+    if element_type(t) is not None:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise ValueError(f"expected a list ({t}) as a JSON array such as [1, 2], got {text!r}") from None
+        if not isinstance(value, list):
+            raise ValueError(f"expected a list ({t}) as a JSON array such as [1, 2], got {text!r}")
+        return value  # coerce_value checks the elements
     if t == "bigint":
         try:
             return int(text.strip())

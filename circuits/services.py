@@ -289,9 +289,13 @@ def push_value_problems(records) -> list[dict]:
                     continue  # an unknown column: reported as such
                 if any(True for _ in nul_paths(value)):
                     problems.append({"message": f"row {i}, column {column!r}: {NUL_MESSAGE}", "row": i, "field": column})
-                elif isinstance(value, float) and not math.isfinite(value):
-                    problems.append({"message": f"row {i}, column {column!r}: {value} is not a finite number",
-                                     "row": i, "field": column})
+                else:
+                    values = enumerate(value) if isinstance(value, list) else [(None, value)]
+                    bad = next(((j, v) for j, v in values if isinstance(v, float) and not math.isfinite(v)), None)
+                    if bad is not None:
+                        where = f" element {bad[0]}:" if bad[0] is not None else ""
+                        problems.append({"message": f"row {i}, column {column!r}:{where} {bad[1]} is not a finite number",
+                                         "row": i, "field": column})
     return problems
 
 

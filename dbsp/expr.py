@@ -12,7 +12,9 @@ unary minus, = <> != < <= > >=, AND OR NOT (three-valued), IS [NOT] NULL,
 [NOT] IN (values...), [NOT] BETWEEN, CASE (searched and simple), [NOT] LIKE / ILIKE,
 CAST / :: (NULL when a value does not convert), and the functions of dbsp.functions
 (lower, upper, length, trim, abs, floor, ceil, round, substring, replace, concat / ||,
-year, month, day, coalesce, greatest, least, nullif). Division is always double;
+year, month, day, coalesce, greatest, least, nullif), and for list columns (array<T>)
+cardinality / array_size, array_contains and element_at (1-based; negative counts
+from the end; out of range is NULL); lists cannot be compared. Division is always double;
 x / 0 and x % 0 are NULL (as Spark's try_divide / try_mod). Dates and timestamps
 compare with ISO strings.
 """
@@ -27,7 +29,7 @@ from sqlglot import exp
 
 from . import functions as fns
 from .errors import ExpressionError
-from .types import NUMERIC, Schema
+from .types import NUMERIC, Schema, decode_list, element_type
 
 COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
@@ -97,7 +99,15 @@ class Expr:
             case "like":
                 return fns.spark_like(a[0], a[1], self.value)
             case "cast":
+                if element_type(self.type) is not None:  # NULL or the same list type: its physical form
+                    return a[0].cast("string")
                 return fns.spark_cast(a[0], self.args[0].type, self.type)
+            case "cardinality":  # lists are JSON text in Spark (types.encode_list)
+                return F.when(a[0].isNotNull(), F.size(F.from_json(a[0], self.args[0].type)).cast("bigint"))
+            case "array_contains":
+                return F.array_contains(F.from_json(a[0], self.args[0].type), a[1])
+            case "element_at":
+                return F.when(a[1] != 0, F.try_element_at(F.from_json(a[0], self.args[0].type), a[1]))
             case "fn":
                 fn = fns.FUNCTIONS[self.value]
                 if self.value == "round":
@@ -201,6 +211,15 @@ def _py(e: Expr, index: dict[str, int]):
     if op == "cast":
         f, source, target = args[0], e.args[0].type, e.type
         return lambda r: fns.python_cast(f(r), source, target)
+    if op in _LIST_FUNCTIONS:
+        f, rest, impl = args[0], args[1:], _LIST_FUNCTIONS[op]
+
+        def list_fn(r):
+            xs = decode_list(f(r))  # a tuple, or the JSON text a driver-side Arrow row carries
+            values = [g(r) for g in rest]
+            return None if xs is None or None in values else impl(xs, *values)
+
+        return list_fn
     if op == "fn":
         fn = fns.FUNCTIONS[e.value]
         fs = args
@@ -213,6 +232,21 @@ def _py(e: Expr, index: dict[str, int]):
 
         return call
     raise ExpressionError(f"cannot evaluate {op!r}")
+
+
+def _array_contains(xs: tuple, x):
+    if x in [v for v in xs if v is not None]:
+        return True
+    return None if None in xs else False  # as SQL: not found among NULLs is unknown
+
+
+def _element_at(xs: tuple, i: int):
+    if i == 0 or abs(i) > len(xs):
+        return None
+    return xs[i - 1] if i > 0 else xs[i]
+
+
+_LIST_FUNCTIONS = {"cardinality": lambda xs: len(xs), "array_contains": _array_contains, "element_at": _element_at}
 
 
 def _div(x, y):
@@ -262,6 +296,9 @@ def _comparable(a: Expr, b: Expr) -> tuple[Expr, Expr]:
                 raise ExpressionError(f"{y.value!r} is not a valid {x.type}") from None
             return (x, converted) if x is a else (converted, x)
     ta, tb = a.type, b.type
+    for t in (ta, tb):
+        if element_type(t) is not None:
+            raise ExpressionError(f"cannot compare lists ({t}); use cardinality(), array_contains() or element_at()")
     if "null" in (ta, tb) or ta == tb or (ta in NUMERIC and tb in NUMERIC):
         return a, b
     raise ExpressionError(f"cannot compare {ta} with {tb}")
@@ -368,16 +405,23 @@ class _Builder:
         if isinstance(node, (exp.Cast, exp.TryCast)):
             inner = self.build(node.this)
             target = fns.CAST_NAMES.get(node.to.this.name)
+            if node.to.this.name == "ARRAY" and len(node.to.expressions) == 1:
+                element = fns.CAST_NAMES.get(node.to.expressions[0].this.name)
+                target = f"array<{element}>" if element in ("bigint", "double", "string", "boolean") else None
+                if target is not None and inner.type not in ("null", target):
+                    self.fail(f"cannot cast {inner.type} to {target} (only NULL casts to a list type)", node)
             if target is None:
                 self.fail(f"cannot cast to {node.to.sql()} (types: bigint, double, varchar, boolean, date, timestamp)", node)
             if inner.type != "null" and (inner.type, target) not in fns.ALLOWED_CASTS and inner.type != target:
                 self.fail(f"cannot cast {inner.type} to {target}", node)
             return Expr("cast", (inner,), target)
+        if (list_fn := _list_function(node)) is not None:
+            return self.list_function(list_fn, node)
         if type(node).__name__ in fns.SQLGLOT_NAMES:
             return self.function(fns.SQLGLOT_NAMES[type(node).__name__], node)
         if isinstance(node, (exp.Anonymous, exp.Func)):
             name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
-            self.fail(f"function {name}() is not supported (functions: {', '.join(sorted(fns.FUNCTIONS))})", node)
+            self.fail(f"function {name}() is not supported (functions: {', '.join(sorted([*fns.FUNCTIONS, *_LIST_FUNCTIONS, 'array_size']))})", node)
         self.fail(f"{node.key.upper()} is not allowed in an expression", node)
 
 
@@ -403,6 +447,8 @@ class _Builder:
             result = _common_type([a.type for a in args])
             if result is None:
                 self.fail(f"{name}() arguments have incompatible types: {', '.join(a.type for a in args)}", node)
+            if element_type(result) is not None and name != "coalesce":
+                self.fail(f"{name}() compares its arguments; lists ({result}) cannot be compared", node)
             if result in NUMERIC:
                 args = [a if a.type in (result, "null") else Expr("cast", (a,), result) for a in args]
             return Expr("fn", tuple(args), result, name)
@@ -413,6 +459,31 @@ class _Builder:
         if name == "round" and len(args) > 1 and not (args[1].op == "lit" and args[1].value >= 0):
             self.fail("round() digits must be a non-negative integer literal", raw[1])
         return Expr("fn", tuple(args), fn.result([a.type for a in args]), name)
+
+    def list_function(self, name: str, node: exp.Expression) -> Expr:
+        if isinstance(node, exp.Anonymous):
+            raw = list(node.expressions)
+        else:
+            raw = [node.this] + ([node.expression] if isinstance(node, exp.ArrayContains) else [])
+        want = 1 if name == "cardinality" else 2
+        if len(raw) != want or any(r is None for r in raw):
+            self.fail(f"{name}() takes {want} argument{'s' if want > 1 else ''}, got {len(raw)}", node)
+        args = [self.build(r) for r in raw]
+        element = element_type(args[0].type)
+        if element is None:
+            self.fail(f"{name}() argument 1 must be a list (array<...>), got {args[0].type}", raw[0])
+        if name == "cardinality":
+            return Expr("cardinality", tuple(args), "bigint")
+        if name == "element_at":
+            if args[1].type not in ("bigint", "null"):
+                self.fail(f"element_at() argument 2 must be bigint (1-based position), got {args[1].type}", raw[1])
+            return Expr("element_at", tuple(args), element)
+        value = args[1]
+        if value.type == "bigint" and element == "double":
+            value = Expr("cast", (value,), "double")
+        elif value.type not in (element, "null"):
+            self.fail(f"array_contains() argument 2 must be {element} (the list's element type), got {value.type}", raw[1])
+        return Expr("array_contains", (args[0], value), "boolean")
 
     def case(self, node: exp.Case) -> Expr:
         subject = self.build(node.this) if node.args.get("this") is not None else None
@@ -436,6 +507,17 @@ class _Builder:
             parts = [p if i % 2 == 0 or p.type in (result, "null") else Expr("cast", (p,), result) for i, p in enumerate(parts)]
             default = default if default.type in (result, "null") else Expr("cast", (default,), result)
         return Expr("case", tuple(parts) + (default,), result)
+
+
+def _list_function(node: exp.Expression) -> str | None:
+    """The list function a sqlglot node calls, if it is one."""
+    if isinstance(node, exp.ArraySize):
+        return "cardinality"
+    if isinstance(node, exp.ArrayContains):
+        return "array_contains"
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("cardinality", "element_at"):
+        return node.name.lower()
+    return None
 
 
 def _common_type(types: list[str]) -> str | None:

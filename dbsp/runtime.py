@@ -7,6 +7,8 @@ Linear operators whose inputs are all empty are skipped: no work, no Spark job.
 """
 from __future__ import annotations
 
+import json
+
 import time
 from abc import ABC, abstractmethod
 
@@ -52,7 +54,14 @@ SORTED_MAX_ROWS = 20_000
 
 
 def _row_order(record: dict):
-    return [(v is None, type(v).__name__, v if v is not None else 0) for v in record["data"].values()], record["weight"]
+    return [(v is None, type(v).__name__, _orderable(v)) for v in record["data"].values()], record["weight"]
+
+
+def _orderable(v):
+    """A JSON value as something that sorts against its kind (lists may hold NULLs)."""
+    if v is None:
+        return 0
+    return json.dumps(v) if isinstance(v, list) else v
 
 
 def changes_from_records(records: list, schema: Schema, primary_key: list[str] | None = None) -> ZSet:

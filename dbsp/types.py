@@ -2,11 +2,19 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
 from dataclasses import dataclass
 
 from .errors import DataInvalid, Problem
 
-TYPES = ("bigint", "double", "string", "boolean", "date", "timestamp")
+SCALAR_TYPES = ("bigint", "double", "string", "boolean", "date", "timestamp")
+#: lists of one scalar type: a JSON array (elements may be NULL) in pushes and outputs,
+#: a tuple in the reference evaluator, canonical JSON text inside Arrow and Spark
+#: (`encode_list`), so lists group, join and compare by value on every path
+ELEMENT_TYPES = ("bigint", "double", "string", "boolean")
+ARRAY_TYPES = tuple(f"array<{t}>" for t in ELEMENT_TYPES)
+TYPES = SCALAR_TYPES + ARRAY_TYPES
 NUMERIC = ("bigint", "double")
 BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
 
@@ -43,6 +51,26 @@ class Schema:
         return cls(tuple(Column(i["name"], i["type"], bool(i.get("nullable", True))) for i in items))
 
 
+def element_type(type_: str) -> str | None:
+    """'bigint' for 'array<bigint>'; None for a scalar type."""
+    return type_[6:-1] if type_.startswith("array<") and type_.endswith(">") else None
+
+
+def encode_list(value):
+    """A list value's physical form in Arrow and Spark: canonical JSON text (None stays
+    None; text already encoded is returned as it is)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(list(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def decode_list(value):
+    """The inverse of encode_list: a tuple (also accepts a tuple or list)."""
+    if value is None or isinstance(value, tuple):
+        return value
+    return tuple(json.loads(value) if isinstance(value, str) else value)
+
+
 def coerce_value(value, column: Column):
     """Convert one JSON value to the column's Python type; raise ValueError with a reason."""
     if value is None:
@@ -50,6 +78,17 @@ def coerce_value(value, column: Column):
             raise ValueError("null in a non-null column")
         return None
     t = column.type
+    if (element := element_type(t)) is not None:
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"expected a list ({t}, a JSON array), got {value!r}")
+        item = Column(column.name, element, True)
+        out = []
+        for i, v in enumerate(value):
+            try:
+                out.append(coerce_value(v, item))
+            except ValueError as e:
+                raise ValueError(f"element {i}: {e}") from None
+        return tuple(out)
     if t == "bigint":
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
@@ -62,7 +101,9 @@ def coerce_value(value, column: Column):
     if t == "double":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"expected a number (double), got {value!r}")
-        return float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{value} is not a finite number")
+        return float(value) + 0.0  # -0.0 -> 0.0: equal values have one form
     if t == "string":
         if not isinstance(value, str):
             raise ValueError(f"expected a string, got {value!r}")
@@ -112,6 +153,8 @@ def coerce_row(data, schema: Schema, row: int) -> tuple[tuple | None, list[Probl
 def to_json_value(value):
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
+    if isinstance(value, tuple):
+        return list(value)
     return value
 
 

@@ -11,7 +11,7 @@ Params: `group_by`: [column, ...] (may be empty: one global row);
 from __future__ import annotations
 
 from ..aggregates import FUNCTIONS, NEEDS_EXPR, python_aggregate, result_type, spark_aggregate
-from ..types import Column, Schema
+from ..types import Column, Schema, element_type
 from ..zset import ZSet
 from .base import Grouped, valid_column_name
 
@@ -51,6 +51,9 @@ class Aggregate(Grouped):
                     continue
                 if fn in ("sum", "avg") and expr.type not in ("bigint", "double"):
                     problems.append(self.problem(f"{fn}({name}) needs a number, got {expr.type}", param="aggregates"))
+                    continue
+                if fn in ("min", "max") and element_type(expr.type) is not None:
+                    problems.append(self.problem(f"{fn}({name}): lists ({expr.type}) have no order; aggregate an element or cardinality()", param="aggregates"))
                     continue
             rtype = result_type(fn, expr.type if expr else None)
             self.aggs.append((fn, expr, name, rtype))

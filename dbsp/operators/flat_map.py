@@ -1,20 +1,23 @@
-"""flat_map: split a string column into one row per piece (explode).
+"""flat_map: one row per element of a list column, or per piece of a split string (explode).
 
-Math: out = Σ_x in(x)·Σ_{p ∈ split(x.column)} {x with column := p}. Linear: Δout =
-flat_map(Δin), no state. A NULL string produces no rows; empty pieces are dropped.
-Params: `column` (a string column), `separator` (default " "), `as` (the output
-column for each piece; default: replace `column`).
+Math: out = Σ_x in(x)·Σ_{p ∈ pieces(x.column)} {x with column := p}, where pieces is
+the list's elements in order (duplicates kept, NULL elements kept as NULL rows) or the
+string split at `separator` (empty pieces dropped). Linear: Δout = flat_map(Δin), no
+state. A NULL list or string and an empty list produce no rows (SQL's EXPLODE).
+Params: `column` (a list column, array<T>, or a string column), `separator` (strings
+only; default " "), `as` (the output column for each piece; default: replace
+`column`). The output column's type is T for a list, string for a string.
 """
 from __future__ import annotations
 
-from ..types import Column, Schema
+from ..types import Column, Schema, decode_list, element_type
 from ..zset import ZSet
-from .base import Operator
+from .base import Operator, valid_column_name
 
 
 class FlatMap(Operator):
     kind = "flat_map"
-    title = "Flat map (split)"
+    title = "Flat map (explode a list, split a string)"
 
     def check(self, input_schemas):
         schema = input_schemas["in"]
@@ -22,27 +25,38 @@ class FlatMap(Operator):
         out_name = self.params.get("as") or column
         col = schema.column(column) if isinstance(column, str) else None
         if col is None:
-            return [self.problem(f"parameter 'column' must name a string column (columns: {', '.join(schema.names)})", param="column")]
-        if col.type != "string":
-            return [self.problem(f"column {column!r} is {col.type}; flat_map splits strings", param="column")]
+            return [self.problem(f"parameter 'column' must name a list or string column (columns: {', '.join(schema.names)})", param="column")]
+        self.element = element_type(col.type)
+        if self.element is None and col.type != "string":
+            return [self.problem(f"column {column!r} is {col.type}; flat_map explodes a list (array<...>) or splits a string", param="column")]
+        if self.element is not None and "separator" in self.params:
+            return [self.problem(f"parameter 'separator' applies to string columns; {column!r} is a list ({col.type})", param="separator")]
         if not isinstance(sep, str) or not sep:
             return [self.problem("parameter 'separator' must be a non-empty string", param="separator")]
+        if not valid_column_name(out_name):
+            return [self.problem(f"parameter 'as' must be a column name, got {out_name!r}", param="as")]
         if out_name != column and schema.column(out_name) is not None:
             return [self.problem(f"output column {out_name!r} already exists", param="as")]
         self.column, self.separator, self.out_name = column, sep, out_name
-        cols = [c for c in schema.columns if c.name != column] + [Column(out_name, "string", False)]
+        piece = Column(out_name, self.element, True) if self.element else Column(out_name, "string", False)
+        cols = [c for c in schema.columns if c.name != column] + [piece]
         self.output_schema = Schema(tuple(cols))
         self._index = schema.names.index(column)
         return []
 
+    def _pieces(self, value) -> list:
+        if self.element is not None:
+            return list(decode_list(value))
+        return [piece for piece in value.split(self.separator) if piece]
+
     def query(self, inputs):
-        i, sep = self._index, self.separator
+        i = self._index
         out = []
         for row, w in inputs["in"]:
             if row[i] is None:
                 continue
             rest = row[:i] + row[i + 1:]
-            out.extend((rest + (piece,), w) for piece in row[i].split(sep) if piece)
+            out.extend((rest + (piece,), w) for piece in self._pieces(row[i]))
         return ZSet(out)
 
     def spark(self, ctx, inputs):
@@ -51,8 +65,14 @@ class FlatMap(Operator):
         from ..spark.zsets import WEIGHT
 
         others = [c.name for c in self.input_schemas["in"].columns if c.name != self.column]
+        if self.element is not None:  # the list's physical form is JSON text (types.encode_list)
+            values = F.from_json(F.col(self.column), f"array<{self.element}>")
+            return inputs["in"].select(*others, F.explode(values).alias(self.out_name), WEIGHT)
         pieces = F.explode(F.split(F.col(self.column), _java_regex_literal(self.separator), -1)).alias(self.out_name)
         return inputs["in"].select(*others, pieces, WEIGHT).where(F.col(self.out_name) != "")
+
+    def describe_state(self):
+        return []
 
 
 def _java_regex_literal(text: str) -> str:

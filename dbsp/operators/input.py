@@ -2,8 +2,9 @@
 
 Math: out[t] = the change pushed at tick t (a Z-set over the table's schema). In a
 relational circuit the table's contents at t are I(out)[t].
-Params: `schema`: [{"name": str, "type": bigint|double|string|boolean|date|timestamp,
-"nullable": bool (default true)}, ...]; `primary_key` (optional): [column, ...].
+Params: `schema`: [{"name": str, "type": bigint|double|string|boolean|date|timestamp or a
+list type array<bigint|double|string|boolean>, "nullable": bool (default true)}, ...];
+`primary_key` (optional): [column, ...] of scalar columns.
 
 With a primary key the table is keyed (upsert, as Feldera's tables with a primary key):
 the key's columns are NOT NULL, and the pushed records of a tick apply in order to the
@@ -18,7 +19,7 @@ So out[t] is always a change that keeps T a set with one row per key. State: T b
 from __future__ import annotations
 
 from ..errors import Problem
-from ..types import TYPES, Column, Schema
+from ..types import TYPES, Column, Schema, element_type
 from .base import Operator, valid_column_name
 
 
@@ -58,9 +59,12 @@ class Input(Operator):
             names = [c.name for c in columns]
             if not isinstance(key, list) or not key or not all(isinstance(k, str) for k in key):
                 return [self.problem("parameter 'primary_key' must be a non-empty list of column names", param="primary_key")]
+            types = {c.name: c.type for c in columns}
             for name in key:
                 if name not in names:
                     problems.append(self.problem(f"primary_key: unknown column {name!r} (columns: {', '.join(names)})", param="primary_key"))
+                elif element_type(types[name]) is not None:
+                    problems.append(self.problem(f"primary_key: column {name!r} is a list ({types[name]}); a key is made of scalar columns", param="primary_key"))
             if len(set(key)) != len(key):
                 problems.append(self.problem("primary_key: a column is listed twice", param="primary_key"))
             if problems:

@@ -171,6 +171,7 @@ class LeftJoin(_KeyedPair):
         from .union import Union
 
         sql_type = {"bigint": "BIGINT", "double": "DOUBLE", "string": "VARCHAR", "boolean": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP"}
+        sql_type.update({f"array<{t}>": f"ARRAY<{sql_type[t]}>" for t in ("bigint", "double", "string", "boolean")})
         steps = AntiJoin.rewrite(self)
         pad = Map(self.node_id, {"columns": [{"name": c, "expr": c} for c in self.input_schemas["left"].names]
                                  + [{"name": c.name, "expr": f"CAST(NULL AS {sql_type[c.type]})"} for c in self.padding]})

@@ -2,7 +2,8 @@
 
 Math: within each group, the rows present (w > 0) in order — `order_by` columns, ASC
 with NULLs first or DESC with NULLs last, then the remaining columns ascending as a
-tie-break so the order is total — each row taking min(w, k - taken) of the k places.
+tie-break so the order is total (a list column by its JSON text) — each row taking
+min(w, k - taken) of the k places.
 Not linear. Incremental form, as aggregate: for every group touched by Δin, retract
 its old top k and insert its new one. State: I(Δin) indexed by the group key.
 Params: `group_by` (may be empty), `order_by`: [{"column": c, "desc": bool}], `k` >= 1.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import functools
 
+from ..types import element_type, encode_list
 from ..zset import ZSet
 from .base import Grouped
 
@@ -32,6 +34,8 @@ class TopK(Grouped):
             c = o.get("column")
             if schema.column(c) is None:
                 problems.append(self.problem(f"order_by: unknown column {c!r} (columns: {', '.join(schema.names)})", param="order_by"))
+            elif element_type(schema.column(c).type) is not None:
+                problems.append(self.problem(f"order_by: column {c!r} is a list ({schema.column(c).type}); lists have no order", param="order_by"))
             else:
                 self.order.append((c, bool(o.get("desc", False))))
         k = self.params.get("k")
@@ -46,11 +50,15 @@ class TopK(Grouped):
         names = schema.names
         self._keys = [names.index(g) for g in self.group_by]
         self._sort = [(names.index(c), desc) for c, desc in self.order] + [(names.index(c), False) for c in self.tie_break]
+        # a list column breaks ties by its physical form (JSON text), as Spark orders it
+        self._lists = {i for i, c in enumerate(schema.columns) if element_type(c.type) is not None}
         return []
 
     def _compare(self, x: tuple, y: tuple) -> int:
         for i, desc in self._sort:
             a, b = x[i], y[i]
+            if i in self._lists:
+                a, b = encode_list(a), encode_list(b)
             if a == b:
                 continue
             if a is None or b is None:  # ASC: NULLs first; DESC: NULLs last

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..runtime import Runtime
-from ..types import Schema
+from ..types import ARRAY_TYPES, Schema, decode_list, encode_list
 from ..zset import ZSet
 from .batch import Batch
 from .incremental import INCREMENTAL, PRIMITIVES, Lifted
@@ -25,6 +25,9 @@ _ARROW = {
     "boolean": pa.bool_(),
     "date": pa.date32(),
     "timestamp": pa.timestamp("us"),
+    # lists travel as canonical JSON text (types.encode_list): Arrow's group_by, sort and
+    # hash join, and Spark's grouping, all work on it and compare lists by value
+    **{t: pa.string() for t in ARRAY_TYPES},
 }
 
 
@@ -43,6 +46,7 @@ def _spark_type(name: str):
         "boolean": T.BooleanType(),
         "date": T.DateType(),
         "timestamp": T.TimestampNTZType(),
+        **{t: T.StringType() for t in ARRAY_TYPES},
     }[name]
 
 
@@ -92,7 +96,10 @@ class SparkRuntime(Runtime):
         return self.spark.createDataFrame(table, schema=spark_schema(schema))
 
     def to_zset_table(self, table: pa.Table, schema: Schema) -> ZSet:
-        columns = [table[n].to_pylist() for n in schema.names]
+        columns = [table[c.name].to_pylist() for c in schema.columns]
+        for i, c in enumerate(schema.columns):
+            if c.type in ARRAY_TYPES:
+                columns[i] = [decode_list(v) for v in columns[i]]
         return ZSet(zip(zip(*columns) if columns else [()] * table.num_rows, table[WEIGHT].to_pylist()))
 
     def to_zset(self, batch) -> ZSet:
@@ -102,7 +109,9 @@ class SparkRuntime(Runtime):
         target = self.arrow_schema(schema)
         items = list(z)
         rows = [row for row, _ in items]
-        columns = [pa.array([r[i] for r in rows], field.type) for i, field in enumerate(target) if field.name != WEIGHT]
+        lists = {i for i, c in enumerate(schema.columns) if c.type in ARRAY_TYPES}
+        columns = [pa.array([encode_list(r[i]) for r in rows] if i in lists else [r[i] for r in rows], field.type)
+                   for i, field in enumerate(target) if field.name != WEIGHT]
         return pa.Table.from_arrays([*columns, pa.array([w for _, w in items], pa.int64())], schema=target)
 
     def empty_table(self, schema: Schema) -> pa.Table:
@@ -174,12 +183,16 @@ class SparkRuntime(Runtime):
             return []
         names = schema.names
         temporal = [c.name for c in schema.columns if c.type in ("date", "timestamp")]
+        lists = [c.name for c in schema.columns if c.type in ARRAY_TYPES]
         rows = []
         for r in value.table().to_pylist():
             data = {n: r[n] for n in names}
             for n in temporal:
                 if data[n] is not None:
                     data[n] = data[n].isoformat()
+            for n in lists:
+                if data[n] is not None:
+                    data[n] = list(decode_list(data[n]))
             rows.append({"data": data, "weight": r[WEIGHT]})
         return rows
 

@@ -20,6 +20,10 @@ class SparkConfig:
     shuffle_partitions: int = 2
     driver_host: str = ""
     driver_memory: str = "2g"
+    #: executors' memory and cores on a cluster (empty: Spark's defaults, 1g and all of a
+    #: standalone worker's cores); an executor larger than a worker waits forever
+    executor_memory: str = ""
+    executor_cores: str = ""
     app_name: str = "dbspweb"
 
     @classmethod
@@ -30,6 +34,8 @@ class SparkConfig:
             shuffle_partitions=int(os.environ.get("SPARK_SHUFFLE_PARTITIONS", "2")),
             driver_host=os.environ.get("SPARK_DRIVER_HOST", ""),
             driver_memory=os.environ.get("SPARK_DRIVER_MEMORY", "2g"),
+            executor_memory=os.environ.get("SPARK_EXECUTOR_MEMORY", ""),
+            executor_cores=os.environ.get("SPARK_EXECUTOR_CORES", ""),
         )
 
 
@@ -56,6 +62,10 @@ def get_session(config: SparkConfig | None = None):
             )
             if config.driver_host:
                 builder = builder.config("spark.driver.host", config.driver_host)
+            if config.executor_memory:
+                builder = builder.config("spark.executor.memory", config.executor_memory)
+            if config.executor_cores:
+                builder = builder.config("spark.executor.cores", config.executor_cores)
         builder = (
             builder.config("spark.sql.shuffle.partitions", str(config.shuffle_partitions))
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 T1 = [{"name": "k", "type": "bigint"}, {"name": "v", "type": "bigint"}, {"name": "s", "type": "string"}]
-T2 = [{"name": "k", "type": "bigint"}, {"name": "x", "type": "bigint"}]
+T2 = [{"name": "k", "type": "bigint"}, {"name": "x", "type": "bigint"}, {"name": "l", "type": "array<bigint>"}]
 # A keyed table (upsert) with an event time: windows over it see in-order and
 # out-of-order times, replacements (−old +new) and deletes by key.
 T3 = [{"name": "id", "type": "bigint"}, {"name": "ts", "type": "bigint"}, {"name": "y", "type": "bigint"}]
@@ -13,6 +13,8 @@ WINDOW_COLUMNS = {"window_start", "window_end"}
 KEYS = st.sampled_from([0, 1, 2, None])
 SMALL = st.sampled_from([-2, -1, 0, 1, 3, None])
 WORDS = st.sampled_from(["a", "b c", "a b", "", None])
+# lists: NULL, empty, duplicate and NULL elements (as tuples and as JSON arrays alike)
+LISTS = st.sampled_from([None, [], [1], [1, 1], [2, None], [0, 3]])
 
 
 class Builder:
@@ -40,6 +42,10 @@ class Builder:
 
 def bigints(cols):
     return [c["name"] for c in cols if c["type"] == "bigint"]
+
+
+def lists(cols):
+    return [c["name"] for c in cols if c["type"].startswith("array<")]
 
 
 def draw_right(draw, b, nums):
@@ -90,12 +96,15 @@ def circuits(draw, max_ops=4, window_first=False):
                                      "semijoin", "antijoin", "left_join", "top_k", "window"]))
         if kind == "filter" and nums:
             c = draw(st.sampled_from(nums))
-            pred = draw(st.sampled_from([f"{c} > 0", f"{c} IS NULL", f"{c} % 2 = 0 OR {c} IS NULL", f"{c} BETWEEN -1 AND 1", f"NOT ({c} IN (1, 2))"]))
+            preds = [f"{c} > 0", f"{c} IS NULL", f"{c} % 2 = 0 OR {c} IS NULL", f"{c} BETWEEN -1 AND 1", f"NOT ({c} IN (1, 2))"]
+            preds += [f"array_contains({x}, 1) OR cardinality({x}) = 0" for x in lists(cols)]
+            pred = draw(st.sampled_from(preds))
             b.node("filter", {"predicate": pred}, {"in": src}, cols)
         elif kind == "map" and nums:
             c = draw(st.sampled_from(nums))
             name = f"m{b.n + 1}"
-            exprs = [{"name": name, "expr": draw(st.sampled_from([f"{c} + 1", f"{c} * 2", f"{c} / 2", f"{c} % 2"]))}]
+            exprs = [{"name": name, "expr": draw(st.sampled_from([f"{c} + 1", f"{c} * 2", f"{c} / 2", f"{c} % 2"]
+                                                                 + [f"coalesce(element_at({x}, -1), cardinality({x}))" for x in lists(cols)]))}]
             keep = [x["name"] for x in cols if draw(st.booleans())]
             out = [{"name": n, "expr": n} for n in keep] + exprs
             types = {x["name"]: x["type"] for x in cols}
@@ -118,11 +127,13 @@ def circuits(draw, max_ops=4, window_first=False):
             b.node(kind, {"left_keys": [lk], "right_keys": [rk]}, {"left": src, "right": renamed}, out)
         elif kind == "top_k":
             group = draw(st.sampled_from([[], [cols[0]["name"]]]))
+            scalars = [c for c in cols if c["name"] not in lists(cols)]  # lists have no order (they break ties)
             order = [{"column": c["name"], "desc": draw(st.booleans())}
-                     for c in draw(st.lists(st.sampled_from(cols), min_size=1, max_size=2, unique_by=lambda c: c["name"]))]
+                     for c in draw(st.lists(st.sampled_from(scalars), min_size=1, max_size=2, unique_by=lambda c: c["name"]))]
             b.node("top_k", {"group_by": group, "order_by": order, "k": draw(st.integers(1, 3))}, {"in": src}, cols)
         elif kind == "aggregate" and nums:
-            group = draw(st.sampled_from([[], [nums[0]]] + ([[c["name"] for c in cols if c["type"] == "string"]] if any(c["type"] == "string" for c in cols) else [])))
+            group = draw(st.sampled_from([[], [nums[0]]] + ([[c["name"] for c in cols if c["type"] == "string"]] if any(c["type"] == "string" for c in cols) else [])
+                                         + [[x] for x in lists(cols)[:1]]))
             aggs, out_cols = [], [c for c in cols if c["name"] in group]
             for i, fn in enumerate(draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max", "count_distinct"]), min_size=1, max_size=3, unique=True))):
                 arg = draw(st.sampled_from(nums))
@@ -131,10 +142,14 @@ def circuits(draw, max_ops=4, window_first=False):
             b.node("aggregate", {"group_by": group, "aggregates": aggs}, {"in": src}, out_cols)
         elif kind == "window" and nums and not WINDOW_COLUMNS & {c["name"] for c in cols}:
             draw_window(draw, b, src, cols, nums)
-        elif kind == "flat_map" and any(c["type"] == "string" for c in cols):
-            s = next(c["name"] for c in cols if c["type"] == "string")
-            b.node("flat_map", {"column": s, "separator": " "}, {"in": src},
-                   [c for c in cols if c["name"] != s] + [{"name": s, "type": "string"}])
+        elif kind == "flat_map" and any(c["type"] == "string" or c["name"] in lists(cols) for c in cols):
+            c = draw(st.sampled_from([c for c in cols if c["type"] == "string" or c["name"] in lists(cols)]))
+            if c["type"] == "string":
+                b.node("flat_map", {"column": c["name"], "separator": " "}, {"in": src},
+                       [x for x in cols if x["name"] != c["name"]] + [{"name": c["name"], "type": "string"}])
+            else:  # explode a list: one row per element, NULL elements included
+                b.node("flat_map", {"column": c["name"]}, {"in": src},
+                       [x for x in cols if x["name"] != c["name"]] + [{"name": c["name"], "type": c["type"][6:-1]}])
     return b.document()
 
 
@@ -144,7 +159,7 @@ def record(row_strategy):
 
 
 T1_ROWS = st.fixed_dictionaries({"k": KEYS, "v": SMALL, "s": WORDS})
-T2_ROWS = st.fixed_dictionaries({"k": KEYS, "x": SMALL})
+T2_ROWS = st.fixed_dictionaries({"k": KEYS, "x": SMALL, "l": LISTS})
 
 # The keyed table: ids collide (replacements, deletes by key of other values, deletes of
 # absent keys); event times jump forwards and backwards (late rows).
