@@ -1,6 +1,18 @@
 // REST client for the dbspweb Django API. Same-origin, cookie session, CSRF header.
 
-export type ColumnType = 'bigint' | 'double' | 'string' | 'boolean' | 'date' | 'timestamp';
+/** The element types a list column can hold. */
+export type ElementType = 'bigint' | 'double' | 'string' | 'boolean';
+/** A list column: a JSON array of elements (each null or of the element type), or null. */
+export type ArrayType = `array<${ElementType}>`;
+export type ColumnType = ElementType | 'date' | 'timestamp' | ArrayType;
+
+export const ARRAY_TYPES: readonly ArrayType[] = ['array<bigint>', 'array<double>', 'array<string>', 'array<boolean>'];
+
+/** The element type of a list column, or null for a scalar column. */
+export function elementTypeOf(type: ColumnType): ElementType | null {
+  const match = /^array<(bigint|double|string|boolean)>$/.exec(type);
+  return match ? (match[1] as ElementType) : null;
+}
 
 export interface Column {
   name: string;

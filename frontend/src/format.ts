@@ -2,6 +2,7 @@
 
 import type { Row } from './api';
 
+/** A cell's text: strings as they are, lists as compact JSON (`["a","b"]`, `[1,null,3]`). */
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return value;
@@ -9,7 +10,7 @@ export function formatValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** `{id: 1, amount: 50, name: "bob"}`: keys bare, strings quoted. */
+/** `{id: 1, amount: 50, name: "bob", tags: ["a","b"]}`: keys bare, strings quoted, lists as JSON. */
 export function formatRow(row: Row): string {
   const parts = Object.entries(row).map(
     ([key, value]) => `${key}: ${typeof value === 'string' ? JSON.stringify(value) : formatValue(value)}`,

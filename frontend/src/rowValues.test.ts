@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Column } from './api';
+import { ARRAY_TYPES, elementTypeOf, type Column } from './api';
 import { buildRow, convertValue, emptyValues } from './rowValues';
 
 describe('convertValue', () => {
@@ -47,6 +47,60 @@ describe('convertValue', () => {
   });
 });
 
+describe('convertValue for list columns', () => {
+  it('parses JSON arrays of each element type', () => {
+    expect(convertValue('array<bigint>', '[1, 2, -3]')).toEqual({ ok: true, value: [1, 2, -3] });
+    expect(convertValue('array<double>', ' [1.5, 2, -0.25] ')).toEqual({ ok: true, value: [1.5, 2, -0.25] });
+    expect(convertValue('array<string>', '["a", "b"]')).toEqual({ ok: true, value: ['a', 'b'] });
+    expect(convertValue('array<boolean>', '[true, false]')).toEqual({ ok: true, value: [true, false] });
+  });
+
+  it('maps an empty field to null and keeps an empty list', () => {
+    for (const type of ARRAY_TYPES) {
+      expect(convertValue(type, ''), type).toEqual({ ok: true, value: null });
+      expect(convertValue(type, '   '), type).toEqual({ ok: true, value: null });
+      expect(convertValue(type, '[]'), type).toEqual({ ok: true, value: [] });
+    }
+  });
+
+  it('allows null elements', () => {
+    expect(convertValue('array<bigint>', '[1, null, 3]')).toEqual({ ok: true, value: [1, null, 3] });
+    expect(convertValue('array<double>', '[null]')).toEqual({ ok: true, value: [null] });
+    expect(convertValue('array<string>', '[null, "x"]')).toEqual({ ok: true, value: [null, 'x'] });
+    expect(convertValue('array<boolean>', '[true, null]')).toEqual({ ok: true, value: [true, null] });
+  });
+
+  it('rejects text that is not JSON, or JSON that is not an array', () => {
+    for (const raw of ['a,b', '[1, 2', "['a']", '{"a": 1}', '"a"', '1', 'null', 'true']) {
+      const result = convertValue('array<string>', raw);
+      expect(result.ok, raw).toBe(false);
+      if (!result.ok) expect(result.message, raw).toBe('must be a JSON array, e.g. ["a", "b"]');
+    }
+    expect(convertValue('array<bigint>', '1, 2')).toEqual({ ok: false, message: 'must be a JSON array, e.g. [1, 2]' });
+  });
+
+  it('names the index of the first element of the wrong type', () => {
+    expect(convertValue('array<string>', '["a", "b", 3]')).toEqual({ ok: false, message: 'element 2 must be a string' });
+    expect(convertValue('array<bigint>', '[1, 1.5]')).toEqual({ ok: false, message: 'element 1 must be a whole number' });
+    expect(convertValue('array<bigint>', '["1"]')).toEqual({ ok: false, message: 'element 0 must be a whole number' });
+    expect(convertValue('array<bigint>', '[1, 9007199254740993]')).toEqual({
+      ok: false,
+      message: 'element 1 is too large to send exactly (limit ±9007199254740991)',
+    });
+    expect(convertValue('array<double>', '[1, "2"]')).toEqual({ ok: false, message: 'element 1 must be a number' });
+    expect(convertValue('array<double>', '[1e999]')).toEqual({ ok: false, message: 'element 0 must be a number' });
+    expect(convertValue('array<boolean>', '[true, "false"]')).toEqual({ ok: false, message: 'element 1 must be true or false' });
+    expect(convertValue('array<boolean>', '[1]')).toEqual({ ok: false, message: 'element 0 must be true or false' });
+    expect(convertValue('array<string>', '[["a"]]')).toEqual({ ok: false, message: 'element 0 must be a string' });
+  });
+
+  it('knows the element type of each list type and none of a scalar', () => {
+    expect(ARRAY_TYPES.map(elementTypeOf)).toEqual(['bigint', 'double', 'string', 'boolean']);
+    expect(elementTypeOf('string')).toBeNull();
+    expect(elementTypeOf('timestamp')).toBeNull();
+  });
+});
+
 describe('buildRow', () => {
   const schema: Column[] = [
     { name: 'id', type: 'bigint' },
@@ -77,5 +131,23 @@ describe('buildRow', () => {
       expect(result.errors[0]).toMatch(/^id /);
       expect(result.errors[1]).toMatch(/^price /);
     }
+  });
+
+  it('builds rows with list columns, naming the column and the element', () => {
+    const lists: Column[] = [
+      { name: 'id', type: 'bigint' },
+      { name: 'tags', type: 'array<string>' },
+      { name: 'scores', type: 'array<double>' },
+    ];
+    expect(emptyValues(lists)).toEqual({ id: '', tags: '', scores: '' });
+    expect(buildRow(lists, { id: '1', tags: '["a", "b"]', scores: '[1, null, 3]' })).toEqual({
+      ok: true,
+      row: { id: 1, tags: ['a', 'b'], scores: [1, null, 3] },
+    });
+    expect(buildRow(lists, emptyValues(lists))).toEqual({ ok: true, row: { id: null, tags: null, scores: null } });
+    expect(buildRow(lists, { id: '1', tags: '["a", "b", 3]', scores: 'x' })).toEqual({
+      ok: false,
+      errors: ['tags element 2 must be a string', 'scores must be a JSON array, e.g. [1.5, 2]'],
+    });
   });
 });

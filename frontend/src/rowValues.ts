@@ -1,15 +1,60 @@
 // Converting push-form field values into typed row values for the input schema.
 
-import type { Column, ColumnType, Row } from './api';
+import { elementTypeOf, type Column, type ColumnType, type ElementType, type Row } from './api';
 
-/** Raw form state: text for most columns, a checked flag for booleans. */
+/** Raw form state: text for most columns (JSON array text for lists), a checked flag for booleans. */
 export type FieldValue = string | boolean;
 
 export type Converted = { ok: true; value: unknown } | { ok: false; message: string };
 
 const INTEGER = /^[+-]?\d+$/;
 
+/** Example JSON array text per element type (push form placeholders, error messages). */
+export const LIST_EXAMPLES: Record<ElementType, string> = {
+  bigint: '[1, 2]',
+  double: '[1.5, 2]',
+  string: '["a", "b"]',
+  boolean: '[true, false]',
+};
+
+/** Null if a list element fits the element type (null always does), else what is wrong. */
+function elementProblem(element: ElementType, value: unknown): string | null {
+  if (value === null) return null;
+  switch (element) {
+    case 'bigint':
+      if (typeof value !== 'number' || !Number.isInteger(value)) return 'must be a whole number';
+      return Number.isSafeInteger(value) ? null : 'is too large to send exactly (limit ±9007199254740991)';
+    case 'double':
+      return typeof value === 'number' && Number.isFinite(value) ? null : 'must be a number';
+    case 'string':
+      return typeof value === 'string' ? null : 'must be a string';
+    case 'boolean':
+      return typeof value === 'boolean' ? null : 'must be true or false';
+  }
+}
+
+/** A list column's value from JSON array text: empty is null; elements are checked by
+ * index (0-based, as in the JSON), e.g. "element 2 must be a string". */
+function convertList(element: ElementType, text: string): Converted {
+  const trimmed = text.trim();
+  if (trimmed === '') return { ok: true, value: null };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed)) return { ok: false, message: `must be a JSON array, e.g. ${LIST_EXAMPLES[element]}` };
+  for (const [index, value] of parsed.entries()) {
+    const problem = elementProblem(element, value);
+    if (problem) return { ok: false, message: `element ${index} ${problem}` };
+  }
+  return { ok: true, value: parsed };
+}
+
 export function convertValue(type: ColumnType, raw: FieldValue): Converted {
+  const element = elementTypeOf(type);
+  if (element) return convertList(element, typeof raw === 'boolean' ? String(raw) : raw);
   if (type === 'boolean') {
     if (typeof raw === 'boolean') return { ok: true, value: raw };
     const text = raw.trim().toLowerCase();

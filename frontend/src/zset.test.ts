@@ -81,4 +81,24 @@ describe('sortedRows', () => {
       { id: 10, name: 'b' },
     ]);
   });
+
+  it('keys and orders rows holding lists: element by element, a prefix first', () => {
+    const z = integrate(
+      fromRows([
+        { data: { tags: [10] }, weight: 1 },
+        { data: { tags: [2, 1] }, weight: 1 },
+        { data: { tags: [2] }, weight: 1 },
+        { data: { tags: [] }, weight: 1 },
+        { data: { tags: null }, weight: 1 },
+        { data: { tags: [2, null] }, weight: 1 },
+      ]),
+      // Equal lists are the same row; a different order is another row.
+      [
+        { data: { tags: [10] }, weight: 1 },
+        { data: { tags: [1, 2] }, weight: 1 },
+      ],
+    );
+    expect(z.get(canonicalKey({ tags: [10] }))?.weight).toBe(2);
+    expect(sortedRows(z).rows.map((r) => r.data.tags)).toEqual([null, [], [1, 2], [2], [2, null], [2, 1], [10]]);
+  });
 });

@@ -51,6 +51,14 @@ function compareValues(a: unknown, b: unknown): number {
   if (b === null || b === undefined) return 1;
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  if (Array.isArray(a) && Array.isArray(b)) {
+    // Lists element by element ([2] before [10]), a prefix first.
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      const c = compareValues(a[i], b[i]);
+      if (c !== 0) return c;
+    }
+    return a.length - b.length;
+  }
   const sa = typeof a === 'string' ? a : canonicalKey(a);
   const sb = typeof b === 'string' ? b : canonicalKey(b);
   return sa < sb ? -1 : sa > sb ? 1 : 0;

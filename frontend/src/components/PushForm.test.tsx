@@ -80,4 +80,38 @@ describe('PushForm', () => {
     await waitFor(() => expect(screen.getByTestId('push-error-tx').textContent).toBe('row 1, amount: out of range'));
     expect(within(screen.getByTestId('staged-tx')).getAllByTestId('staged-row')).toHaveLength(2);
   });
+
+  it('sends list columns typed as JSON array text, empty as null, and names a bad element', async () => {
+    const lists: RunInput = {
+      name: 'posts',
+      schema: [
+        { name: 'id', type: 'bigint' },
+        { name: 'tags', type: 'array<string>' },
+        { name: 'scores', type: 'array<bigint>' },
+      ],
+    };
+    render(<PushForm runId={7} input={lists} />);
+    const tags = screen.getByTestId('push-field-posts-tags') as HTMLInputElement;
+    expect(tags.type).toBe('text');
+    expect(tags.placeholder).toBe('["a", "b"]');
+    expect((screen.getByTestId('push-field-posts-scores') as HTMLInputElement).placeholder).toBe('[1, 2]');
+
+    fireEvent.change(screen.getByTestId('push-field-posts-id'), { target: { value: '1' } });
+    fireEvent.change(tags, { target: { value: '["a", 2]' } });
+    fireEvent.click(screen.getByTestId('push-insert-posts'));
+    expect(screen.getByTestId('push-error-posts').textContent).toBe('tags element 1 must be a string');
+    expect(fetchMock).not.toHaveBeenCalled();
+
+    fireEvent.change(tags, { target: { value: '["a", null, "b"]' } });
+    fireEvent.click(screen.getByTestId('push-insert-posts'));
+    await waitFor(() => expect(screen.getByTestId('push-result-posts').textContent).toContain('Accepted 1 change'));
+    expect(sentBodies()).toEqual([[{ insert: { id: 1, tags: ['a', null, 'b'], scores: null } }]]);
+
+    // A staged list shows as compact JSON.
+    fireEvent.change(screen.getByTestId('push-field-posts-scores'), { target: { value: '[1, 2]' } });
+    fireEvent.click(screen.getByTestId('push-stage-insert-posts'));
+    expect(within(screen.getByTestId('staged-posts')).getByTestId('staged-row').textContent).toContain(
+      '{id: 1, tags: ["a",null,"b"], scores: [1,2]}',
+    );
+  });
 });

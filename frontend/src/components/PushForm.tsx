@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from 'react';
-import type { ChangeRecord, Column, PushResult, RunInput } from '../api';
+import { elementTypeOf, type ChangeRecord, type Column, type PushResult, type RunInput } from '../api';
 import { newIdempotencyKey, pushRecords } from '../api/runs';
 import { CsvUpload } from '../dashboard/CsvUpload';
 import { GeneratorPanel } from '../dashboard/GeneratorPanel';
 import { formatRow, formatWeight } from '../format';
-import { buildRow, emptyValues, type FieldValue } from '../rowValues';
+import { buildRow, emptyValues, LIST_EXAMPLES, type FieldValue } from '../rowValues';
 import { ErrorText, messagesOf } from './ErrorText';
 
 interface Props {
@@ -19,6 +19,12 @@ const PLACEHOLDERS: Partial<Record<Column['type'], string>> = {
   date: 'YYYY-MM-DD',
   timestamp: 'YYYY-MM-DD HH:MM:SS',
 };
+
+/** Placeholder of a column's field: a format hint, JSON array text for lists, else "null". */
+function placeholderOf(type: Column['type']): string {
+  const element = elementTypeOf(type);
+  return element ? LIST_EXAMPLES[element] : (PLACEHOLDERS[type] ?? 'null');
+}
 
 type Tab = 'form' | 'csv' | 'generator';
 
@@ -49,7 +55,9 @@ function RowFields({ input, values, onChange, prefix }: FieldsProps) {
             <input
               type={column.type === 'bigint' || column.type === 'double' ? 'number' : 'text'}
               step={column.type === 'bigint' ? '1' : column.type === 'double' ? 'any' : undefined}
-              placeholder={PLACEHOLDERS[column.type] ?? 'null'}
+              placeholder={placeholderOf(column.type)}
+              spellCheck={elementTypeOf(column.type) ? false : undefined}
+              title={elementTypeOf(column.type) ? `JSON array, e.g. ${placeholderOf(column.type)}; empty is null` : undefined}
               data-testid={`${prefix}-${input.name}-${column.name}`}
               value={String(values[column.name] ?? '')}
               onChange={(e) => onChange({ ...values, [column.name]: e.target.value })}

@@ -57,4 +57,20 @@ describe('ViewTable', () => {
     render(<ViewTable view="v" zset={fromRows([{ data: { id: 1 }, weight: 2 }])} />);
     expect(cells()).toEqual([['1', '2']]);
   });
+
+  it('renders lists as compact JSON and sorts by a list column', () => {
+    const zset = fromRows([
+      { data: { id: 1, tags: ['a', 'b'], scores: [1, null, 3] }, weight: 1 },
+      { data: { id: 2, tags: [], scores: null }, weight: 1 },
+      { data: { id: 3, tags: ['a'], scores: [2.5] }, weight: 1 },
+    ]);
+    render(<ViewTable view="v" zset={zset} />);
+    expect(cells()).toEqual([
+      ['1', '["a","b"]', '[1,null,3]'],
+      ['2', '[]', 'null'],
+      ['3', '["a"]', '[2.5]'],
+    ]);
+    fireEvent.click(screen.getByTestId('sort-v-tags'));
+    expect(cells().map((r) => r[1])).toEqual(['[]', '["a"]', '["a","b"]']);
+  });
 });

@@ -164,4 +164,15 @@ describe('CsvUpload', () => {
     await waitFor(() => expect(screen.getByTestId('csv-result-tx').textContent).toContain('Accepted 2 rows'));
     expect(screen.queryByTestId('csv-progress-tx')).toBeNull();
   });
+
+  it('explains list cells and checks them in the preview', async () => {
+    const lists: RunInput = { name: 'tx', schema: [{ name: 'id', type: 'bigint' }, { name: 'tags', type: 'array<string>' }] };
+    render(<CsvUpload runId={3} input={lists} />);
+    expect(screen.getByTestId('csv-upload-tx').textContent).toContain('List cells hold a JSON array, e.g. "[""a"",""b""]" for ["a","b"].');
+    choose('id,tags\n1,"[""a"",""b""]"\n2,a b\n');
+    await waitFor(() => expect(screen.getByTestId('csv-summary-tx').textContent).toBe('rows.csv: 2 rows, 1 with errors'));
+    const bad = screen.getAllByTestId('csv-row').filter((r) => r.dataset.error === 'true');
+    expect(bad.map((r) => r.dataset.line)).toEqual(['3']);
+    expect(bad[0]!.textContent).toContain('tags must be a JSON array, e.g. ["a", "b"], got "a b"');
+  });
 });

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ApiError, type PushResult, type RunInput } from '../api';
+import { ApiError, elementTypeOf, type PushResult, type RunInput } from '../api';
 import { newIdempotencyKey, uploadPush } from '../api/runs';
 import { ErrorText, messagesOf } from '../components/ErrorText';
 import { clientErrorCount, errorCount, parseCsv, toRecords, withServerErrors, WEIGHT_COLUMN, type CsvPreview, type ServerRowError } from './csvPreview';
@@ -99,6 +99,12 @@ export function CsvUpload({ runId, input, disabled = false, onPushed }: Props) {
     <div className="csv-upload" data-testid={`csv-upload-${name}`}>
       <p className="muted small">
         Header row: {input.schema.map((c) => c.name).join(', ')}; optional <code>{WEIGHT_COLUMN}</code> (−1 deletes). Empty cells are null.
+        {input.schema.some((c) => elementTypeOf(c.type)) && (
+          <>
+            {' '}
+            List cells hold a JSON array, e.g. <code>{'"[""a"",""b""]"'}</code> for <code>{'["a","b"]'}</code>.
+          </>
+        )}
       </p>
       <input type="file" accept=".csv,text/csv" data-testid={`csv-file-${name}`} disabled={disabled} onChange={(e) => void choose(e.target.files?.[0])} />
       {preview && (

@@ -92,7 +92,7 @@ export function GeneratorPanel({ runId, input, disabled = false, onPushed }: Pro
           Generator stopped: {status.error}
         </div>
       )}
-      <p className="muted small">Values follow the schema: ids count up, account-like keys fall in 1–5, others are random.</p>
+      <p className="muted small">Values follow the schema: ids count up, account-like keys fall in 1–5, lists hold 0–4 elements, others are random.</p>
     </div>
   );
 }

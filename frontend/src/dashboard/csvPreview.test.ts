@@ -65,6 +65,35 @@ describe('parseCsv', () => {
   });
 });
 
+describe('parseCsv with list columns', () => {
+  const lists: Column[] = [
+    { name: 'id', type: 'bigint' },
+    { name: 'tags', type: 'array<string>' },
+    { name: 'scores', type: 'array<bigint>' },
+  ];
+
+  it('reads JSON array cells (CSV-quoted), an empty cell as null', () => {
+    const preview = parseCsv('id,tags,scores\n1,"[""a"",""b""]","[1, null, 3]"\n2,,[]\n3," [""x""] ",\n', lists);
+    expect(errorCount(preview)).toBe(0);
+    expect(toRecords(preview)).toEqual([
+      { insert: { id: 1, tags: ['a', 'b'], scores: [1, null, 3] } },
+      { insert: { id: 2, tags: null, scores: [] } },
+      { insert: { id: 3, tags: ['x'], scores: null } },
+    ]);
+  });
+
+  it('marks list cells that are not JSON arrays or hold a wrong element', () => {
+    const preview = parseCsv('id,tags,scores\n1,a,\n2,"[""a"",2]","[1,""2""]"\n', lists);
+    expect(preview.rows.map((r) => r.errors.map((e) => [e.field, e.message]))).toEqual([
+      [['tags', 'tags must be a JSON array, e.g. ["a", "b"], got "a"']],
+      [
+        ['tags', 'tags element 1 must be a string, got "["a",2]"'],
+        ['scores', 'scores element 1 must be a whole number, got "[1,"2"]"'],
+      ],
+    ]);
+  });
+});
+
 describe('checkCell', () => {
   it('accepts ISO timestamps and rejects others', () => {
     const ts = { name: 't', type: 'timestamp' as const };

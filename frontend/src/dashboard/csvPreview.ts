@@ -43,7 +43,9 @@ function validDate(text: string): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text.slice(0, 10);
 }
 
-/** One CSV cell -> a typed value for the column, or a message naming what is wrong. */
+/** One CSV cell -> a typed value for the column, or a message naming what is wrong.
+ * A list cell holds JSON array text (`"[""a"",""b""]"` in CSV quoting), checked
+ * element by element as in the push form. */
 export function checkCell(column: Column & { nullable?: boolean }, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   const trimmed = column.type === 'string' ? text : text.trim();
   if (trimmed === '') {

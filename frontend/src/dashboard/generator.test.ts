@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChangeRecord, Column } from '../api';
 import { BackpressureError } from '../api/runs';
 import { ApiError } from '../api';
+import { buildRow } from '../rowValues';
 import { randomRow, RowGenerator, seededRandom, type Clock, type GeneratorStatus } from './generator';
 
 const schema: Column[] = [
@@ -61,6 +62,36 @@ describe('randomRow', () => {
     });
     // Seeded: the same seed gives the same rows.
     expect(randomRow(schema, seededRandom(7), 1)).toEqual(randomRow(schema, seededRandom(7), 1));
+  });
+
+  it('fills list columns with 0-4 elements of the element type', () => {
+    const lists: Column[] = [
+      { name: 'ids', type: 'array<bigint>' },
+      { name: 'scores', type: 'array<double>' },
+      { name: 'tags', type: 'array<string>' },
+      { name: 'flags', type: 'array<boolean>' },
+    ];
+    const rng = seededRandom(3);
+    const rows = Array.from({ length: 200 }, (_, i) => randomRow(lists, rng, i));
+    const lengths = new Set<number>();
+    for (const row of rows) {
+      for (const column of lists) {
+        const value = row[column.name];
+        expect(Array.isArray(value), column.name).toBe(true);
+        const list = value as unknown[];
+        expect(list.length).toBeLessThanOrEqual(4);
+        lengths.add(list.length);
+      }
+      expect((row.ids as unknown[]).every((v) => Number.isSafeInteger(v))).toBe(true);
+      expect((row.scores as unknown[]).every((v) => typeof v === 'number' && Number.isFinite(v))).toBe(true);
+      expect((row.tags as unknown[]).every((v) => typeof v === 'string')).toBe(true);
+      expect((row.flags as unknown[]).every((v) => typeof v === 'boolean')).toBe(true);
+    }
+    expect([...lengths].sort()).toEqual([0, 1, 2, 3, 4]);
+    // What the generator sends passes the push form's own checks.
+    for (const row of rows.slice(0, 20)) {
+      expect(buildRow(lists, Object.fromEntries(lists.map((c) => [c.name, JSON.stringify(row[c.name])])))).toEqual({ ok: true, row });
+    }
   });
 });
 

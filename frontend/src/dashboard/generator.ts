@@ -3,7 +3,7 @@
 // (backpressure) is honoured by waiting Retry-After and resending the same batch with
 // the same Idempotency-Key, so nothing is lost or applied twice.
 
-import type { ChangeRecord, Column, PushResult, Row } from '../api';
+import { elementTypeOf, type ChangeRecord, type Column, type ElementType, type PushResult, type Row } from '../api';
 import { BackpressureError, newIdempotencyKey } from '../api/runs';
 import { messagesOf } from '../components/ErrorText';
 
@@ -28,8 +28,24 @@ const IDISH = /(^id$|_id$)/i;
 const int = (rng: Random, lo: number, hi: number) => lo + Math.floor(rng() * (hi - lo + 1));
 const pad = (n: number) => String(n).padStart(2, '0');
 
+/** One element of a list column. */
+function randomElement(element: ElementType, rng: Random): unknown {
+  switch (element) {
+    case 'bigint':
+      return int(rng, 1, 100);
+    case 'double':
+      return Math.round(rng() * 10_000) / 100;
+    case 'boolean':
+      return rng() < 0.5;
+    case 'string':
+      return WORDS[int(rng, 0, WORDS.length - 1)];
+  }
+}
+
 /** A value for the column. `serial` numbers the generated rows (unique ids). */
 export function randomValue(column: Column, rng: Random, serial: number): unknown {
+  const element = elementTypeOf(column.type);
+  if (element) return Array.from({ length: int(rng, 0, 4) }, () => randomElement(element, rng));
   switch (column.type) {
     case 'bigint':
       if (IDISH.test(column.name)) return serial;

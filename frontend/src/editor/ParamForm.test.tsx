@@ -1,6 +1,8 @@
 // @vitest-environment jsdom
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ARRAY_TYPES } from '../api';
+import { paramSchemas } from './catalog';
 import { defaultParams, ParamForm } from './ParamForm';
 
 afterEach(cleanup);
@@ -85,5 +87,77 @@ describe('ParamForm', () => {
   it('starts new nodes with their required lists empty', () => {
     expect(defaultParams(AGGREGATE)).toEqual({ aggregates: [] });
     expect(defaultParams(undefined)).toEqual({});
+  });
+
+  describe('list columns', () => {
+    // The circuit format as the server publishes it: column types in $defs, kinds' params by rule.
+    const FORMAT = {
+      $defs: {
+        id: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' },
+        column: {
+          type: 'object',
+          required: ['name', 'type'],
+          properties: {
+            name: { $ref: '#/$defs/id' },
+            type: { enum: ['bigint', 'double', 'string', 'boolean', 'date', 'timestamp', ...ARRAY_TYPES] },
+            nullable: { type: 'boolean', default: true },
+          },
+        },
+        node: {
+          allOf: [
+            {
+              if: { properties: { kind: { const: 'input' } } },
+              then: { properties: { params: { required: ['schema'], properties: { schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/column' } } } } } },
+            },
+            {
+              if: { properties: { kind: { const: 'flat_map' } } },
+              then: {
+                properties: {
+                  params: {
+                    required: ['column'],
+                    properties: { column: { type: 'string' }, separator: { type: 'string', minLength: 1 }, as: { $ref: '#/$defs/id' } },
+                  },
+                },
+              },
+            },
+          ],
+        },
+      },
+    };
+    const schemas = paramSchemas(FORMAT);
+
+    it('offers the list types in an input’s schema editor', () => {
+      const onChange = vi.fn();
+      const schema = [{ name: 'tags', type: 'string', nullable: true }];
+      render(<ParamForm schema={schemas.input} params={{ schema }} onChange={onChange} ctx={{ columnsFor: () => undefined, errors: [] }} />);
+      const select = screen.getByTestId('param-schema-0-type') as HTMLSelectElement;
+      expect([...select.options].map((o) => o.value)).toEqual(expect.arrayContaining([...ARRAY_TYPES]));
+      fireEvent.change(select, { target: { value: 'array<string>' } });
+      expect(onChange).toHaveBeenLastCalledWith({ schema: [{ name: 'tags', type: 'array<string>', nullable: true }] }, 'schema');
+    });
+
+    it('lets flat_map explode a list column as well as split a string column', () => {
+      const onChange = vi.fn();
+      const inputColumns = [
+        { name: 'id', type: 'bigint' },
+        { name: 'line', type: 'string' },
+        { name: 'tags', type: 'array<string>' },
+        { name: 'scores', type: 'array<double>' },
+      ];
+      render(<ParamForm schema={schemas.flat_map} params={{ column: '' }} onChange={onChange} ctx={{ columnsFor: () => inputColumns, errors: [] }} />);
+      const select = screen.getByTestId('param-column') as HTMLSelectElement;
+      const offered = [...select.options].map((o) => o.value);
+      expect(offered).toEqual(expect.arrayContaining(['line', 'tags', 'scores']));
+      expect([...select.options].find((o) => o.value === 'tags')?.textContent).toBe('tags (array<string>)');
+      fireEvent.change(select, { target: { value: 'tags' } });
+      expect(onChange).toHaveBeenLastCalledWith({ column: 'tags' }, 'column');
+    });
+
+    it('leaves out a cleared optional parameter (a list column takes no separator)', () => {
+      const onChange = vi.fn();
+      render(<ParamForm schema={schemas.flat_map} params={{ column: 'tags', separator: ',' }} onChange={onChange} ctx={{ columnsFor: () => [], errors: [] }} />);
+      fireEvent.change(screen.getByTestId('param-separator'), { target: { value: '' } });
+      expect(onChange).toHaveBeenLastCalledWith({ column: 'tags' }, 'separator');
+    });
   });
 });

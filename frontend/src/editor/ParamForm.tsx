@@ -277,6 +277,9 @@ function Field(props: FieldProps) {
       );
     }
     const expression = EXPRESSION_FIELDS.test(name);
+    // A cleared optional parameter is left out (the engine's default), not sent as "":
+    // e.g. flat_map's `separator`, which a list column must not have at all.
+    const optional = path.length === 1 && !props.required;
     return (
       <label>
         {label}
@@ -285,7 +288,7 @@ function Field(props: FieldProps) {
           className={expression ? 'expr' : undefined}
           value={value === undefined || value === null ? '' : String(value)}
           placeholder={expression ? 'SQL expression, e.g. amount > 100' : undefined}
-          onChange={(v) => onChange(v === '' && types.includes('null') ? null : v)}
+          onChange={(v) => onChange(v !== '' ? v : types.includes('null') ? null : optional ? undefined : v)}
         />
         {expression && columns && columns.length > 0 && <small className="muted">columns: {columns.map((c) => c.name).join(', ')}</small>}
         <ErrorsOf errors={errors} path={path} />
