@@ -163,6 +163,8 @@ SPARK_REMOTE = os.environ.get("SPARK_REMOTE", "")
 SPARK_SHUFFLE_PARTITIONS = env_int("SPARK_SHUFFLE_PARTITIONS", 2)
 SPARK_DRIVER_HOST = os.environ.get("SPARK_DRIVER_HOST", "")
 SPARK_DRIVER_MEMORY = os.environ.get("SPARK_DRIVER_MEMORY", "2g")
+SPARK_EXECUTOR_MEMORY = os.environ.get("SPARK_EXECUTOR_MEMORY", "")
+SPARK_EXECUTOR_CORES = os.environ.get("SPARK_EXECUTOR_CORES", "")
 
 # --- Runs and pushes --------------------------------------------------------------------
 PUSH_MAX_ROWS = env_int("DBSPWEB_PUSH_MAX_ROWS", 100_000)

@@ -133,6 +133,16 @@ def token_client(live_stack, make_user):
     return make
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Live tests use the database (below) even when they do not ask for it: say so at
+    collection, where pytest-django decides which test databases to create (a live test
+    file run on its own otherwise queries an uncreated database)."""
+    for item in items:
+        if item.get_closest_marker("live") is not None and item.get_closest_marker("django_db") is None:
+            item.add_marker(pytest.mark.django_db(transaction=True))
+
+
 @pytest.fixture(autouse=True)
 def _quiet_runs_before_flush(request):
     """Live tests share the database with worker processes that keep applying ticks. Before
