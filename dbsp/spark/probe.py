@@ -28,7 +28,7 @@ class SortedIndex:
 
     def __init__(self, table: pa.Table, column: str):
         self.column = column
-        self.table = table.sort_by([(column, "ascending")], null_placement="at_end")
+        self.table = table.sort_by([(column, "ascending", "at_end")])
         key = self.table[column]
         self.valid = self.table.num_rows - key.null_count
         self.keys = _int64(key.slice(0, self.valid))

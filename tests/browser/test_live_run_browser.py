@@ -82,15 +82,43 @@ def test_login_start_push_and_see_the_delta(page, make_user):
     page.screenshot(path=str(ARTIFACTS / "run-dashboard-after-delete.png"), full_page=True)
 
 
-def test_bad_value_in_the_push_form_shows_the_error(page, make_user):
-    demo = make_user("demo2", "demo-pass-123")
-    services.create_circuit(demo, "Big orders", "", "private", example("big_orders"))
-    log_in(page, "demo2", "demo-pass-123")
+def start_a_run(page, make_user, username, name, example_name):
+    """A new user with one circuit logs in, opens it and starts a run."""
+    user = make_user(username, "demo-pass-123")
+    services.create_circuit(user, name, "", "private", example(example_name))
+    log_in(page, username, "demo-pass-123")
     page.get_by_test_id("circuit-item").first.get_by_role("link").click()
     page.get_by_test_id("start-run").click()
     expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+
+
+def test_bad_value_in_the_push_form_shows_the_error(page, make_user):
+    start_a_run(page, make_user, "demo2", "Big orders", "big_orders")
     # id is NOT NULL in the schema: leaving it empty is rejected by the server, named by field.
     page.get_by_test_id("push-field-orders-amount").fill("300")
     page.get_by_test_id("push-insert-orders").click()
     expect(page.get_by_test_id("push-error-orders")).to_contain_text("id")
     expect(page.get_by_test_id("delta-feed-big_orders").get_by_test_id("delta-row")).to_have_count(0)
+
+
+def test_push_a_list_from_the_form_and_see_it_exploded(page, make_user):
+    """The order_tags demo: a list typed as JSON text in the push form; a bad element is
+    caught in the form (named by its index); the exploded tags are counted live."""
+    start_a_run(page, make_user, "demo3", "Order tags", "order_tags")
+
+    page.get_by_test_id("push-field-orders-id").fill("1")
+    page.get_by_test_id("push-field-orders-customer").fill("ann")
+    page.get_by_test_id("push-field-orders-tags").fill('["gift", 7]')
+    page.get_by_test_id("push-insert-orders").click()
+    expect(page.get_by_test_id("push-error-orders")).to_contain_text("tags element 1 must be a string")
+
+    page.get_by_test_id("push-field-orders-tags").fill('["gift", "urgent", "gift"]')
+    page.get_by_test_id("push-insert-orders").click()
+    counts = page.get_by_test_id("view-table-tag_counts").get_by_test_id("view-row")
+    expect(counts).to_have_count(2, timeout=60_000)
+    expect(counts.filter(has_text="gift").first).to_contain_text("2")  # the list's duplicate counts twice
+    sizes = page.get_by_test_id("view-table-order_sizes").get_by_test_id("view-row")
+    expect(sizes).to_have_count(1)
+    expect(sizes.first).to_contain_text("3")  # cardinality
+    expect(sizes.first).to_contain_text("true")  # array_contains(tags, 'urgent')
+    page.screenshot(path=str(ARTIFACTS / "run-dashboard-lists.png"), full_page=True)
