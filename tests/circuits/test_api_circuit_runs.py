@@ -1,7 +1,8 @@
 """GET/POST /api/circuits/<id>/runs/: a circuit's runs, and starting one."""
 import pytest
 
-from circuits.models import CircuitGrant, Run
+from circuits.models import CircuitGrant
+from runs.models import Run
 from tests.circuits.ticked_run import run  # noqa: F401 - run is a fixture
 
 pytestmark = pytest.mark.django_db

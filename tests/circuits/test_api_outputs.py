@@ -1,7 +1,7 @@
 """GET /api/runs/<id>/outputs/?tick=: integrated views at any tick the run reached."""
 import pytest
 
-from circuits.models import Run
+from runs.models import Run
 from tests.circuits.ticked_run import BOB, run  # noqa: F401 - run is a fixture
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@ unapplied pushes per run; beyond it 429 with Retry-After, nothing stored; lag in
 import pytest
 from django.test import override_settings
 
-from circuits.models import Push, Run, TickOutput
+from runs.models import Push, Run, TickOutput
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
-from circuits.models import Push, Run
+from runs.models import Push, Run
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from circuits import services
-from circuits.models import Push, Run
+from runs.models import Push, Run
 from tests.conftest import example
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ weights beyond int64, NUL characters, non-finite numbers, over-long Idempotency-
 A reused Idempotency-Key with different data is a 409."""
 import pytest
 
-from circuits.models import Push, Run
+from runs.models import Push, Run
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ stored as JSON arrays; a bad list names its row, column and element; nothing is 
 import pytest
 
 from circuits import services
-from circuits.models import Push, Run
+from runs.models import Push, Run
 from tests.conftest import example
 
 pytestmark = pytest.mark.django_db

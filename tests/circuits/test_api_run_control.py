@@ -1,7 +1,7 @@
 """POST /api/runs/<id>/pause/ and /resume/: the status machine, owner or can_operate grantees only, 409s that say why."""
 import pytest
 
-from circuits.models import Run
+from runs.models import Run
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 """GET /api/runs/<id>/: status, interface, lag and the worker holding the run."""
 import pytest
 
-from circuits.models import Run
+from runs.models import Run
 from tests.circuits.ticked_run import run  # noqa: F401 - run is a fixture
 
 pytestmark = pytest.mark.django_db

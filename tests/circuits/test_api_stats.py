@@ -1,7 +1,7 @@
 """GET /api/runs/<id>/stats/?tick=: per-node frontier and stats of a tick."""
 import pytest
 
-from circuits.models import Run, TickOutput
+from runs.models import Run, TickOutput
 
 pytestmark = pytest.mark.django_db
 

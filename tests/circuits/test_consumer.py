@@ -7,8 +7,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from circuits import services
-from circuits.consumers import RunConsumer
-from circuits.models import Run, TickOutput
+from runs.consumers import RunConsumer
+from runs.models import Run, TickOutput
 from tests.conftest import example
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -25,7 +25,7 @@ def _no_task_messages(monkeypatch):
     """Keep the task messages that resume/stop/push send (on commit) in this process:
     a live worker on the test queue would otherwise take these runs up."""
     sent = []
-    monkeypatch.setattr("workers.dispatch._send", lambda task, run_id, queue: sent.append((task.name, run_id)) or True)
+    monkeypatch.setattr("workers.dispatch._send", lambda task, run_id, queue: sent.append((task, run_id)) or True)
     return sent
 
 
@@ -166,7 +166,7 @@ def delta(t):
 
 
 async def test_snapshot_carries_the_frontier_stats_and_lag(make_user):
-    from circuits.models import Push
+    from runs.models import Push
 
     run = await database_sync_to_async(setup_run)(make_user)
     await database_sync_to_async(add_ticks)(run, [1])
@@ -197,17 +197,17 @@ async def test_snapshot_before_the_first_tick_has_every_node_at_tick_minus_1(mak
 
 
 async def test_every_transition_is_published_as_a_status_message(make_user):
-    from circuits import run_control
+    from runs import lifecycle
 
     run = await database_sync_to_async(setup_run)(make_user)
     comm, _, _ = await connect(run, run.created_by)
     await receive_all(comm, 2)
-    await database_sync_to_async(run_control.pause_run)(run)
+    await database_sync_to_async(lifecycle.pause_run)(run)
     paused = await comm.receive_json_from(timeout=5)
     assert paused["type"] == "status" and paused["status"] == "paused" and paused["tick"] == 0
-    await database_sync_to_async(run_control.resume_run)(run)
+    await database_sync_to_async(lifecycle.resume_run)(run)
     assert (await comm.receive_json_from(timeout=5))["status"] == "running"
-    await database_sync_to_async(services.stop_run)(run)
+    await database_sync_to_async(lifecycle.stop_run)(run)
     assert (await comm.receive_json_from(timeout=5))["status"] == "stopped"
     await comm.disconnect()
 
@@ -342,9 +342,9 @@ async def test_a_client_message_other_than_ping_gets_an_error(make_user):
 
 
 async def test_reconnect_too_far_behind_gets_a_fresh_snapshot(make_user, monkeypatch):
-    import circuits.consumers
+    import runs.consumers
 
-    monkeypatch.setattr(circuits.consumers, "MAX_REPLAY_TICKS", 2)
+    monkeypatch.setattr(runs.consumers, "MAX_REPLAY_TICKS", 2)
     run = await database_sync_to_async(setup_run)(make_user)
     await database_sync_to_async(add_ticks)(run, [1, 2, 3, 4])
     near, _, _ = await connect(run, run.created_by, "?since=2")

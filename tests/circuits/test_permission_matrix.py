@@ -12,7 +12,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from circuits import services
-from circuits.models import CircuitGrant, Push, Run
+from circuits.models import CircuitGrant
+from runs.models import Push, Run
 from tests.conftest import example
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@ run again, not answered with a 500; any other database error still propagates.""
 import pytest
 from django.db import OperationalError
 
-from circuits.services import retry_on_deadlock
+from runs.input_log import retry_on_deadlock
 
 
 class Cause(Exception):

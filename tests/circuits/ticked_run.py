@@ -3,7 +3,7 @@
 in-process tests of the run endpoints (tests/live/ runs them with a real worker)."""
 import pytest
 
-from circuits.models import Push, Run, TickOutput
+from runs.models import Push, Run, TickOutput
 
 ADA = {"id": 1, "customer": "ada", "amount": 250}
 BOB = {"id": 2, "customer": "bob", "amount": 300}

@@ -1,10 +1,12 @@
 """CSV pushes: `Content-Type: text/csv` bodies and multipart uploads of a .csv file,
-turned into change records for `services.push` (which logs them exactly as JSON pushes)."""
+turned into change records for `input_log.push` (which logs them exactly as JSON pushes)."""
 from django.conf import settings
 from rest_framework.parsers import BaseParser
 
-from .. import services
+from circuits.services import ServiceError
+
 from ..csv_records import CSVInvalid, decode, records_from_csv
+from ..interface import input_schema
 
 
 def check_body_size(size: int | None) -> None:
@@ -13,7 +15,7 @@ def check_body_size(size: int | None) -> None:
     read from the raw stream, which that check does not cover."""
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     if limit is not None and size is not None and size > limit:
-        raise services.ServiceError(
+        raise ServiceError(
             f"The request body has {size} bytes; the limit is {limit} (DBSPWEB_MAX_BODY_BYTES). Split the push.", 413,
             [{"field": "body", "message": f"{size} bytes; the limit is {limit}"}],
         )
@@ -60,11 +62,11 @@ def push_records(request, run, input_name: str):
     try:
         text = _csv_text(request)
     except CSVInvalid as e:
-        raise services.ServiceError(e.detail, e.status, e.problems) from None
+        raise ServiceError(e.detail, e.status, e.problems) from None
     if text is None:
         return request.data
-    schema = services.input_schema(run, input_name)
+    schema = input_schema(run, input_name)
     try:
         return records_from_csv(text, schema)
     except CSVInvalid as e:
-        raise services.ServiceError(e.detail, e.status, e.problems) from None
+        raise ServiceError(e.detail, e.status, e.problems) from None

@@ -1,8 +1,14 @@
-"""Publish run events to the run's Channels group (fanned out by consumers)."""
+"""Publish run events to the run's Channels group, from which each watcher's consumer
+(runs/consumers.py) sends them to its browser. Used by the run control here and by the
+workers' tick loop."""
 import logging
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+
+from .lag import lag_of
+from .messages import status_message
+from .models import Run
 
 log = logging.getLogger(__name__)
 
@@ -16,9 +22,6 @@ def publish(run_id: int, message: dict) -> None:
 
 def publish_status(run) -> None:
     """A `status` message for the run as it is in the database now."""
-    from circuits.models import Run
-    from circuits.run_control import status_message
-
     try:
         run = Run.objects.get(pk=run.pk)
     except Run.DoesNotExist:
@@ -35,9 +38,6 @@ def publish_lag(run_id: int) -> None:
     run publishes no tick that would carry it). `tick` is the run's current tick when
     the lag was read (read first: the lag is at least as new), so a watcher's consumer
     drops a lag message that a later tick's delta already superseded."""
-    from circuits.models import Run
-    from circuits.run_control import lag_of
-
     try:
         tick = Run.objects.filter(pk=run_id).values_list("current_tick", flat=True).first()
         if tick is None:

@@ -1,12 +1,14 @@
-"""Run control: pause and resume (stop is in views.py). The owner and users granted
-can_operate, like stop and push; an illegal transition is a 409 that names the run's status."""
+"""Run control: pause and resume (stop is in views.py, with the other run views). The owner and
+users granted can_operate, like stop and push; an illegal transition is a 409 that names the run's status."""
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import run_control
+from circuits.access import require_operator
+
+from .. import lifecycle
+from ..access import readable_run as visible_run
 from .serializers import RunSerializer
-from .views import require_operator, visible_run
 
 
 class RunPauseView(APIView):
@@ -16,7 +18,7 @@ class RunPauseView(APIView):
     def post(self, request, pk):
         run = visible_run(request, pk)
         require_operator(request, run.circuit)
-        return Response(RunSerializer(run_control.pause_run(run)).data)
+        return Response(RunSerializer(lifecycle.pause_run(run)).data)
 
 
 class RunResumeView(APIView):
@@ -26,4 +28,4 @@ class RunResumeView(APIView):
     def post(self, request, pk):
         run = visible_run(request, pk)
         require_operator(request, run.circuit)
-        return Response(RunSerializer(run_control.resume_run(run)).data)
+        return Response(RunSerializer(lifecycle.resume_run(run)).data)

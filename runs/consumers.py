@@ -17,8 +17,11 @@ from channels.db import database_sync_to_async
 from redis.exceptions import RedisError
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import services
-from .models import Circuit, Run
+from circuits.models import Circuit
+
+from .lag import lag_of
+from .messages import delta_messages, snapshot_message, status_message
+from .models import Run
 
 MAX_REPLAY_TICKS = 1000
 #: Re-join the run's group this often: a Redis restart forgets group memberships.
@@ -79,7 +82,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "error": f"Unknown message type {kind!r}; clients may only send {{\"type\": \"ping\"}}."})
 
     async def run_message(self, event):
-        """A message a worker published to the run's group."""
+        """A message published to the run's group (runs/broadcast.py), to this browser."""
         message = event["message"]
         if message["type"] == "lag":
             if self.last_seq is not None and message.get("tick", self.last_seq) < self.last_seq:
@@ -105,8 +108,6 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     @database_sync_to_async
     def _initial(self, since):
-        from .run_control import lag_of, status_message
-
         run = Run.objects.select_related("version").get(pk=self.run_id)
         lag = lag_of(run.pk)
         try:
@@ -114,46 +115,9 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         except ValueError:
             since = None
         if since is not None and -1 <= since <= run.current_tick and run.current_tick - since <= MAX_REPLAY_TICKS:
-            return [status_message(run, lag)] + _deltas(run, since, run.current_tick, lag), run.current_tick
+            return [status_message(run, lag)] + delta_messages(run, since, run.current_tick, lag), run.current_tick
         return [snapshot_message(run, lag), status_message(run, lag)], run.current_tick
 
     @database_sync_to_async
     def _deltas_after(self, after: int, upto: int):
-        from .run_control import lag_of
-
-        return _deltas(Run.objects.get(pk=self.run_id), after, upto, lag_of(self.run_id))
-
-
-def snapshot_message(run: Run, lag: dict) -> dict:
-    """Every output view integrated up to the current tick, with that tick's frontier and stats."""
-    last = run.ticks.filter(tick=run.current_tick).only("frontier", "stats").first()
-    frontier = {node: {"tick": -1} for node in services.plan_for(run.version).order}
-    if last is not None:
-        frontier.update(last.frontier)
-    return {
-        "type": "snapshot",
-        "seq": run.current_tick,
-        "tick": run.current_tick,
-        "status": run.status,
-        "views": services.integrated_views(run, run.current_tick),
-        "frontier": frontier,
-        "stats": last.stats if last is not None else {},
-        "lag": lag,
-    }
-
-
-def _deltas(run: Run, after: int, upto: int, lag: dict) -> list[dict]:
-    return [delta_message(t, lag) for t in run.ticks.filter(tick__gt=after, tick__lte=upto).order_by("tick")]
-
-
-def delta_message(tick_output, lag: dict | None = None) -> dict:
-    return {
-        "type": "delta",
-        "seq": tick_output.tick,
-        "tick": tick_output.tick,
-        "views": tick_output.deltas,
-        "frontier": tick_output.frontier,
-        "stats": tick_output.stats,
-        "ms": tick_output.ms,
-        "lag": lag,
-    }
+        return delta_messages(Run.objects.get(pk=self.run_id), after, upto, lag_of(self.run_id))

@@ -3,8 +3,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import services
+from circuits.services import ServiceError
+
 from ..access import readable_run
+from ..outputs import run_stats
 from .serializers import RunStatsSerializer
 
 
@@ -22,6 +24,6 @@ class RunStatsView(APIView):
             try:
                 tick = int(tick)
             except ValueError:
-                raise services.ServiceError(f"Query parameter 'tick' must be an integer, got {tick!r}.", 400,
+                raise ServiceError(f"Query parameter 'tick' must be an integer, got {tick!r}.", 400,
                                             [{"field": "tick", "message": "expected an integer"}]) from None
-        return Response(services.run_stats(run, tick))
+        return Response(run_stats(run, tick))
