@@ -1,7 +1,7 @@
 """POST /api/runs/<id>/stop/: final and idempotent; a stopped run takes no push."""
 import pytest
 
-from tests.circuits.ticked_run import ADA, run  # noqa: F401 - run is a fixture
+from tests.runs.ticked_run import ADA, run  # noqa: F401 - run is a fixture
 
 pytestmark = pytest.mark.django_db
 

@@ -5,6 +5,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
+from tests.circuits.conftest import client_for  # noqa: F401 - a fixture
 from workers.models import WorkerHeartbeat
 
 pytestmark = pytest.mark.django_db

@@ -1,7 +1,7 @@
 """GET /api/runs/<id>/deltas/?since=&limit=: stored output deltas, paged."""
 import pytest
 
-from tests.circuits.ticked_run import ADA, run  # noqa: F401 - run is a fixture
+from tests.runs.ticked_run import ADA, run  # noqa: F401 - run is a fixture
 
 pytestmark = pytest.mark.django_db
 

@@ -2,7 +2,7 @@
 import pytest
 
 from runs.models import Run
-from tests.circuits.ticked_run import run  # noqa: F401 - run is a fixture
+from tests.runs.ticked_run import run  # noqa: F401 - run is a fixture
 
 pytestmark = pytest.mark.django_db
 
