@@ -1,0 +1,175 @@
+"""A SQL script -> its statements as sqlglot trees, with what sqlglot does not parse
+itself recorded beside them.
+
+The dialect's few Feldera/Calcite forms sqlglot does not know are recognised on
+sqlglot's own tokens and blanked out (replaced by spaces, so every position in the
+text stays where it was) before sqlglot parses the script:
+- `LATENESS <interval>` after a column type in CREATE TABLE (recorded per column);
+- `CREATE RECURSIVE VIEW`, `CREATE LOCAL VIEW` (the keyword is recorded per view);
+- `DECLARE RECURSIVE VIEW name (...)` (recorded; the CREATE that follows defines it);
+- `TABLE(TUMBLE(TABLE t, ...))`, also HOP and SESSION: the TABLE wrappers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Tokenizer, TokenType
+
+from .errors import Span, SqlError, SqlProblem
+
+#: window table functions as sqlglot reads them -> their name (SESSION is a keyword to
+#: sqlglot, so the call is renamed, keeping its length, before parsing)
+WINDOW_FUNCTIONS = {"TUMBLE": "TUMBLE", "HOP": "HOP", "SESSION": "SESSION", "SESSTVF": "SESSION"}
+
+
+@dataclass
+class Script:
+    text: str
+    statements: list[exp.Expression]
+    lateness: dict[tuple[str, str], tuple[str, Span]] = field(default_factory=dict)  # (table, column) -> interval text
+    recursive: set[str] = field(default_factory=set)  # views declared or created RECURSIVE
+    local: set[str] = field(default_factory=set)  # CREATE LOCAL VIEW: no output
+    line_starts: list[int] = field(default_factory=list)
+
+    def span(self, node: exp.Expression | None) -> Span | None:
+        """The text a node covers: from its first to its last positioned token."""
+        if node is None:
+            return None
+        starts, ends = [], []
+        for n in node.walk():
+            meta = n.meta if hasattr(n, "meta") else None
+            if meta and "start" in meta:
+                starts.append(meta["start"])
+                ends.append(meta["end"])
+        if not starts:
+            return None
+        return self.offsets(min(starts), max(ends))
+
+    def offsets(self, start: int, end: int) -> Span:
+        import bisect
+
+        def at(offset):
+            line = bisect.bisect_right(self.line_starts, offset)
+            return line, offset - self.line_starts[line - 1] + 1
+
+        (l1, c1), (l2, c2) = at(start), at(end)
+        return Span(l1, c1, l2, c2)
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def parse_script(text: str) -> Script:
+    script = Script(text, [], line_starts=_line_starts(text))
+    try:
+        tokens = Tokenizer().tokenize(text)
+    except TokenError as e:
+        raise SqlError([SqlProblem(f"cannot read the SQL text: {e}")]) from None
+    chars = list(text)
+
+    def blank(start: int, end: int):
+        for i in range(start, end + 1):
+            if chars[i] not in "\n":
+                chars[i] = " "
+
+    def word(i):
+        return tokens[i].text.upper() if 0 <= i < len(tokens) else ""
+
+    def matching(i):
+        """index of the token closing the parenthesis at tokens[i]"""
+        depth = 0
+        for j in range(i, len(tokens)):
+            if tokens[j].token_type == TokenType.L_PAREN:
+                depth += 1
+            elif tokens[j].token_type == TokenType.R_PAREN:
+                depth -= 1
+                if depth == 0:
+                    return j
+        return len(tokens) - 1
+
+    table_name = None
+    i = 0
+    while i < len(tokens):
+        w = word(i)
+        if w == "CREATE" and word(i + 1) in ("RECURSIVE", "LOCAL") and word(i + 2) in ("VIEW", "MATERIALIZED"):
+            name_at = i + 3 if word(i + 2) == "VIEW" else i + 4
+            (script.recursive if word(i + 1) == "RECURSIVE" else script.local).add(tokens[name_at].text.lower() if name_at < len(tokens) else "")
+            blank(tokens[i + 1].start, tokens[i + 1].end)
+        elif w == "DECLARE" and word(i + 1) == "RECURSIVE" and word(i + 2) == "VIEW":
+            if i + 3 < len(tokens):
+                script.recursive.add(tokens[i + 3].text.lower())
+            j = i
+            while j < len(tokens) and tokens[j].token_type != TokenType.SEMICOLON:
+                j += 1
+            blank(tokens[i].start, tokens[min(j, len(tokens) - 1)].end)
+            i = j
+        elif w == "CREATE" and word(i + 1) == "TABLE":
+            table_name = tokens[i + 2].text.lower() if i + 2 < len(tokens) else None
+        elif w == "LATENESS" and table_name is not None:
+            # the column: the identifier after the last '(' or ',' at the column list's depth
+            k, depth = i - 1, 0
+            while k > 0:
+                tt = tokens[k].token_type
+                if tt == TokenType.R_PAREN:
+                    depth += 1
+                elif tt == TokenType.L_PAREN:
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif tt == TokenType.COMMA and depth == 0:
+                    break
+                k -= 1
+            column = tokens[k + 1].text.lower()
+            j, depth = i + 1, 0
+            while j < len(tokens):
+                tt = tokens[j].token_type
+                if tt == TokenType.L_PAREN:
+                    depth += 1
+                elif tt == TokenType.R_PAREN:
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif tt == TokenType.COMMA and depth == 0:
+                    break
+                j += 1
+            start, end = tokens[i + 1].start, tokens[j - 1].end
+            script.lateness[(table_name, column)] = (text[start:end + 1], script.offsets(tokens[i].start, end))
+            blank(tokens[i].start, end)
+            i = j
+            continue
+        elif w == "TABLE" and word(i + 1) == "(" and word(i + 2) in WINDOW_FUNCTIONS and word(i + 3) == "(":
+            close = matching(i + 1)
+            blank(tokens[i].start, tokens[i + 1].end)
+            blank(tokens[close].start, tokens[close].end)
+            if word(i + 4) == "TABLE":
+                blank(tokens[i + 4].start, tokens[i + 4].end)
+            i += 2
+            continue
+        elif w == "SESSION" and word(i + 1) == "(" and word(i - 1) in ("(", "FROM", "JOIN"):
+            chars[tokens[i].start:tokens[i].end + 1] = list("SESSTVF")
+        elif tokens[i].token_type == TokenType.SEMICOLON:
+            table_name = None
+        i += 1
+
+    cleaned = "".join(chars)
+    try:
+        statements = sqlglot.parse(cleaned)
+    except ParseError as e:
+        problems = []
+        for err in e.errors or [{}]:
+            line, col = err.get("line", 1), err.get("col", 1)
+            desc = err.get("description", str(e))
+            highlight = err.get("highlight", "")
+            problems.append(SqlProblem(f"syntax error at {highlight!r}: {desc}" if highlight else f"syntax error: {desc}",
+                                       Span(line, max(col - len(highlight) + 1, 1), line, max(col, 1))))
+        raise SqlError(problems) from None
+    script.statements = [s for s in statements if s is not None]
+    return script
