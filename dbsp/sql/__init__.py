@@ -7,5 +7,6 @@ circuit SQL can express, or raises NotExpressible naming the node that it cannot
 """
 from .compiler import compile_sql
 from .errors import NotExpressible, Span, SqlError, SqlProblem
+from .export import export_sql
 
-__all__ = ["NotExpressible", "Span", "SqlError", "SqlProblem", "compile_sql"]
+__all__ = ["NotExpressible", "Span", "SqlError", "SqlProblem", "compile_sql", "export_sql"]
