@@ -250,6 +250,9 @@ class Compiler:
                 self.refuse(f"{key.upper().rstrip('_')} in a view", value, "views are unordered sets of rows; for the first k rows per group use ROW_NUMBER() <= k")
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
+        for item in sel.expressions:
+            for bad in item.find_all(exp.Subquery, exp.Exists, exp.Select):
+                self.refuse("a subquery in the SELECT list", bad, "IN (SELECT ...), EXISTS and NOT EXISTS are supported as WHERE conjuncts")
         env = self.with_(sel.args.get("with_"), level, env)
         rel = self.from_(sel, level, env)
         rel = self.where(sel.args.get("where"), rel, level, env)
@@ -767,8 +770,7 @@ class Compiler:
                 self.refuse("ORDER BY an expression", o)
             d = bool(o.args.get("desc"))
             nulls_first = o.args.get("nulls_first")
-            explicit = "NULLS" in o.sql().upper()
-            if explicit and bool(nulls_first) != (not d):
+            if bool(nulls_first) != (not d):
                 self.refuse(f"{'DESC' if d else 'ASC'} {'NULLS FIRST' if nulls_first else 'NULLS LAST'}", o, "NULLs come first ascending and last descending")
             order.append(self.resolve(o.this, rel.cols))
             desc.append(d)
@@ -862,7 +864,10 @@ class Compiler:
             u = self.b.add(sub, f"{name}_union", "union", {}, {"a": total.ref, "b": self.aligned(r, total, sub, step)}, self.span(step), "UNION (recursive)")
             total = Rel(u, total.cols)
         paths = self.b.add(sub, f"{name}_distinct", "distinct", {}, {"in": total.ref}, self.span(query), "UNION (recursive)")
-        sub.nodes.insert(0, {"id": prev_id, "kind": "delay", "params": {"schema": schema.as_list()}, "position": {}})
+        delay = {"id": prev_id, "kind": "delay", "params": {"schema": schema.as_list()}, "position": {}}
+        if self.span(query) is not None:
+            delay["source"] = self.span(query).as_dict()
+        sub.nodes.insert(0, delay)
         sub.edges.append({"from": {"node": paths.node, "port": "out"}, "to": {"node": prev_id, "port": "in"}})
         export = self.b.add(sub, f"{name}_result", "export", {}, {"in": paths}, self.span(query), "recursive view")
         outs = self.b.add_fixedpoint(level, fp_id, sub, [export.node], self.span(query), f"recursive {name}")

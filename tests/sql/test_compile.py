@@ -1,0 +1,191 @@
+"""SQL views compile to circuits that give SQL's results: the seed's four views, and a
+SQL version of every demo circuit equal to its drawn version at every tick."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from dbsp import ZSet, compile_plan
+from dbsp.reference import ReferenceRuntime
+from dbsp.runtime import changes_from_records
+from dbsp.sql import compile_sql
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+ROOT = Path(__file__).resolve().parents[2]
+CIRCUITS = ROOT / "examples" / "circuits"
+SQL = ROOT / "examples" / "sql"
+DEMOS = ["big_orders", "transactions", "word_count", "transitive_closure", "not_reachable", "sensor_windows", "order_tags"]
+
+
+def pushes(name: str) -> list[dict]:
+    return [json.loads(line) for line in (CIRCUITS / f"{name}.pushes.jsonl").read_text().splitlines() if line.strip()]
+
+
+def run(document: dict, ticks: list[dict], spark=None) -> list[dict]:
+    """Per tick, every view's change as JSON (rows sorted)."""
+    plan = compile_plan(document)
+    if spark is None:
+        runtime = ReferenceRuntime(plan)
+    else:
+        from dbsp.spark import SparkRuntime
+
+        runtime = SparkRuntime(plan, spark)
+    out = []
+    for tick in ticks:
+        changes = {n: changes_from_records(r, plan.inputs[n], plan.primary_key(n)) for n, r in tick.items()}
+        out.append(runtime.step(changes).outputs_json())
+    return out
+
+
+SEED = """
+CREATE TABLE transactions (id BIGINT NOT NULL, "from" BIGINT NOT NULL, "to" BIGINT NOT NULL, amount BIGINT NOT NULL);
+CREATE VIEW credits AS SELECT "to" AS account, SUM(amount) AS credits FROM transactions GROUP BY "to";
+CREATE VIEW debits AS SELECT "from" AS account, SUM(amount) AS debits FROM transactions GROUP BY "from";
+CREATE VIEW balance AS
+  SELECT credits.account, credits - debits AS balance
+  FROM credits JOIN debits ON credits.account = debits.account;
+CREATE VIEW total AS SELECT SUM(balance) AS total FROM balance;
+"""
+SEED_PUSHES = [
+    {"transactions": [{"insert": {"id": 0, "from": 1, "to": 2, "amount": 50}}]},
+    {"transactions": [{"insert": {"id": 1, "from": 2, "to": 3, "amount": 30}}]},
+    {"transactions": [{"insert": {"id": 2, "from": 3, "to": 1, "amount": 20}}]},
+]
+
+
+def integrate(results: list[dict], view: str) -> list[ZSet]:
+    """The view's contents after each tick."""
+    states, current = [], {}
+    for tick in results:
+        for rec in tick[view]:
+            key = tuple(rec["data"].values())
+            current[key] = current.get(key, 0) + rec["weight"]
+        states.append({k: w for k, w in current.items() if w})
+    return states
+
+
+def test_the_seeds_four_views_give_the_seeds_results():
+    results = run(compile_sql(SEED), SEED_PUSHES)
+    total = integrate(results, "total")
+    # after the first transaction balance is empty: SQL's SUM over no rows is NULL
+    # (the drawn circuit's global sum, like PyDBSP's reader, shows 0: docs/sql.md)
+    assert total == [{(None,): 1}, {(20,): 1}, {(0,): 1}]
+    assert integrate(results, "balance")[-1] == {(1, -30): 1, (2, 20): 1, (3, 10): 1}
+    assert integrate(results, "credits")[-1] == {(2, 50): 1, (3, 30): 1, (1, 20): 1}
+
+
+def test_the_drawn_transactions_circuit_shows_0_where_sql_says_null():
+    drawn = integrate(run(json.loads((CIRCUITS / "transactions.json").read_text()), pushes("transactions")), "total")
+    assert drawn[0] == {(0,): 1}
+
+
+@pytest.mark.parametrize("name", DEMOS)
+def test_sql_version_of_each_demo_equals_its_drawn_circuit_at_every_tick(name):
+    drawn = run(json.loads((CIRCUITS / f"{name}.json").read_text()), pushes(name))
+    compiled = run(compile_sql((SQL / f"{name}.sql").read_text()), pushes(name))
+    assert compiled == drawn
+    assert any(tick[view] for tick in compiled for view in tick)  # the pushes do change the views
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from dbsp.spark import get_session
+
+    return get_session()
+
+
+@pytest.mark.parametrize("name", ["transactions", "not_reachable", "sensor_windows"])
+def test_sql_version_of_demos_on_spark_equals_the_drawn_circuit(spark, name):
+    drawn = run(json.loads((CIRCUITS / f"{name}.json").read_text()), pushes(name))
+    assert run(compile_sql((SQL / f"{name}.sql").read_text()), pushes(name), spark=spark) == drawn
+
+
+@pytest.mark.parametrize("name", DEMOS)
+def test_every_node_carries_its_source_span_and_the_document_fits_the_schema(name):
+    text = (SQL / f"{name}.sql").read_text()
+    document = compile_sql(text)
+    schema = json.loads((ROOT / "dbsp" / "circuit.schema.json").read_text())
+    jsonschema.validate(document, schema)
+    lines = text.split("\n")
+
+    def nodes(level):
+        for n in level["nodes"]:
+            yield n
+            if "subcircuit" in n:
+                yield from nodes(n["subcircuit"])
+
+    for node in nodes(document):
+        if node["kind"] == "import":
+            continue
+        span = node["source"]
+        start, end = span["start"], span["end"]
+        assert (start["line"], start["column"]) <= (end["line"], end["column"]), node
+        assert 1 <= start["column"] <= len(lines[start["line"] - 1]), node
+
+
+def test_source_spans_point_at_the_sql_that_made_the_node():
+    text = (SQL / "transactions.sql").read_text()
+    document = compile_sql(text)
+    lines = text.split("\n")
+    by_id = {n["id"]: n for n in document["nodes"]}
+
+    def covered(node_id):
+        s, e = by_id[node_id]["source"]["start"], by_id[node_id]["source"]["end"]
+        if s["line"] == e["line"]:
+            return lines[s["line"] - 1][s["column"] - 1:e["column"]]
+        return "\n".join([lines[s["line"] - 1][s["column"] - 1:]] + lines[s["line"]:e["line"] - 1] + [lines[e["line"] - 1][:e["column"]]])
+
+    assert covered("credits") == "credits"  # the output: the view's name
+    assert covered("credits_group_by") == "to_acct"  # GROUP BY to_acct
+    assert covered("balance_join").startswith("debits d ON c.to_acct = d.from_acct")
+
+
+def test_views_may_use_views_and_local_views_are_not_outputs():
+    document = compile_sql("""
+        CREATE TABLE t (k BIGINT, v BIGINT);
+        CREATE LOCAL VIEW doubled AS SELECT k, v * 2 AS v2 FROM t;
+        CREATE MATERIALIZED VIEW big AS SELECT k FROM doubled WHERE v2 > 10;
+    """)
+    outputs = [n["id"] for n in document["nodes"] if n["kind"] == "output"]
+    assert outputs == ["big"]
+    results = run(document, [{"t": [{"insert": {"k": 1, "v": 6}}, {"insert": {"k": 2, "v": 5}}]}])
+    assert results[0]["big"] == [{"data": {"k": 1}, "weight": 1}]
+
+
+def test_primary_key_makes_an_upsert_input():
+    document = compile_sql("""
+        CREATE TABLE stock (sku VARCHAR NOT NULL PRIMARY KEY, qty BIGINT);
+        CREATE VIEW total AS SELECT SUM(qty) AS qty FROM stock;
+    """)
+    assert document["nodes"][0]["params"]["primary_key"] == ["sku"]
+    results = integrate(run(document, [{"stock": [{"insert": {"sku": "a", "qty": 5}}]}, {"stock": [{"insert": {"sku": "a", "qty": 7}}]}]), "total")
+    assert results == [{(5,): 1}, {(7,): 1}]  # the second insert replaced the first
+
+
+def cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "dbsp", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_cli_sql_prints_the_document_and_run_accepts_a_sql_file():
+    out = cli("sql", "examples/sql/transactions.sql")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == compile_sql((SQL / "transactions.sql").read_text())
+    ran = cli("run", "examples/sql/transactions.sql", "examples/circuits/transactions.pushes.jsonl", "--backend", "reference")
+    assert ran.returncode == 0, ran.stderr
+    ticks = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert [t["outputs"] for t in ticks] == run(json.loads((CIRCUITS / "transactions.json").read_text()), pushes("transactions"))
+
+
+def test_cli_reports_sql_problems_with_file_line_and_column(tmp_path):
+    bad = tmp_path / "bad.sql"
+    bad.write_text("CREATE TABLE t (a BIGINT);\nCREATE VIEW v AS\n  SELECT b FROM t;\n")
+    out = cli("sql", str(bad))
+    assert out.returncode == 1
+    assert out.stderr.strip() == f"{bad}:3:10: unknown column 'b' (columns: t.a)"
+    assert out.stdout == ""
