@@ -43,6 +43,7 @@ class CircuitBuilder:
     def __init__(self):
         self.top = Level()
         self.ids: set[str] = set()
+        self.reserved: set[str] = set()  # table and view names: never given to other nodes
         self.schemas: dict[str, Schema] = {}  # Ref.key -> schema
 
     def fresh(self, base: str) -> str:
@@ -50,7 +51,7 @@ class CircuitBuilder:
         if base[0].isdigit():
             base = "n_" + base
         name, i = base, 1
-        while name in self.ids:
+        while name in self.ids or name in self.reserved:
             i += 1
             name = f"{base}_{i}"
         self.ids.add(name)

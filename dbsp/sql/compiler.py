@@ -47,6 +47,7 @@ class Rel:
     lateness: dict[str, str | int] = field(default_factory=dict)  # phys time column -> lateness
     window: dict | None = None  # a TUMBLE/HOP/SESSION source awaiting its GROUP BY
     rownum: dict | None = None  # a ROW_NUMBER() column awaiting `rn <= k`
+    splits: list = field(default_factory=list)  # UNNEST(SPLIT(...)) pieces awaiting `x <> ''`
 
 
 def ident(node) -> str:
@@ -77,6 +78,11 @@ class Compiler:
 
     # ---- statements -----------------------------------------------------------------
     def run(self) -> dict:
+        for st in self.script.statements:  # generated node ids keep clear of every name
+            if isinstance(st, exp.Create) and st.this is not None:
+                target = st.this.this if isinstance(st.this, exp.Schema) else st.this
+                if isinstance(target, exp.Table) and isinstance(target.this, exp.Identifier):
+                    self.b.reserved.add(ident(target.this))
         for st in self.script.statements:
             if isinstance(st, exp.Create) and (st.args.get("kind") or "").upper() == "TABLE":
                 self.table(st)
@@ -396,7 +402,7 @@ class Compiler:
             if side:
                 self.refuse(f"{side} JOIN without ON", join)
             out = self.b.add(level, f"{self.view}_product", "join", {"left_keys": [], "right_keys": []}, {"left": left.ref, "right": right.ref}, self.span(join), "CROSS JOIN")
-            return Rel(out, left.cols + right.cols, left.lateness | right.lateness)
+            return Rel(out, left.cols + right.cols, left.lateness | right.lateness, splits=left.splits)
         keys, rest = [], []
         for c in conjuncts(on):
             pair = self.key_pair(c, left.cols, right.cols)
@@ -412,16 +418,16 @@ class Compiler:
         span = self.span(join)
         if not side:
             out = self.b.add(level, f"{self.view}_join", "join", {"left_keys": lk, "right_keys": rk}, {"left": left.ref, "right": right.ref}, span, "JOIN")
-            rel = Rel(out, left.cols + right.cols, left.lateness | right.lateness)
+            rel = Rel(out, left.cols + right.cols, left.lateness | right.lateness, splits=left.splits)
             if rest:
                 rel = self.filter(rel, rest, level, on)
             return rel
         if side == "LEFT":
             out = self.b.add(level, f"{self.view}_left_join", "left_join", {"left_keys": lk, "right_keys": rk}, {"left": left.ref, "right": right.ref}, span, "LEFT JOIN")
-            return Rel(out, left.cols + right.cols, dict(left.lateness))
+            return Rel(out, left.cols + right.cols, dict(left.lateness), splits=left.splits)
         if side == "RIGHT":
             out = self.b.add(level, f"{self.view}_right_join", "left_join", {"left_keys": rk, "right_keys": lk}, {"left": right.ref, "right": left.ref}, span, "RIGHT JOIN")
-            return Rel(out, left.cols + right.cols, dict(right.lateness))
+            return Rel(out, left.cols + right.cols, dict(right.lateness), splits=left.splits)
         # FULL: left join + the right rows without a match, padded with NULLs
         lj = self.b.add(level, f"{self.view}_left_join", "left_join", {"left_keys": lk, "right_keys": rk}, {"left": left.ref, "right": right.ref}, span, "FULL JOIN")
         only = self.b.add(level, f"{self.view}_right_only", "antijoin", {"left_keys": rk, "right_keys": lk}, {"left": right.ref, "right": left.ref}, span, "FULL JOIN")
@@ -430,7 +436,7 @@ class Compiler:
         pad = [{"name": c.name, "expr": quote(c.name) if c.name in right_names else f"CAST(NULL AS {engine_cast(c.type)})"} for c in schema.columns]
         padded = self.b.add(level, f"{self.view}_right_padded", "map", {"columns": pad}, {"in": only}, span, "FULL JOIN")
         out = self.b.add(level, f"{self.view}_full_join", "union", {}, {"a": lj, "b": padded}, span, "FULL JOIN")
-        return Rel(out, left.cols + right.cols)
+        return Rel(out, left.cols + right.cols, splits=left.splits)
 
     def apart(self, left: Rel, right: Rel, level, where) -> Rel:
         """`right` with its engine columns renamed away from `left`'s (joins keep both)."""
@@ -448,7 +454,7 @@ class Compiler:
                 renamed[n] = n
         ref = self.b.add(level, f"{self.view}_renamed", "map", {"columns": [{"name": renamed[n], "expr": quote(n)} for n in schema.names]},
                          {"in": right.ref}, self.span(where), "join (naming the right side's columns apart)")
-        return Rel(ref, [replace(c, phys=renamed[c.phys]) for c in right.cols], {renamed[k]: v for k, v in right.lateness.items()})
+        return Rel(ref, [replace(c, phys=renamed[c.phys]) for c in right.cols], {renamed[k]: v for k, v in right.lateness.items()}, splits=right.splits)
 
     def key_pair(self, c, lcols, rcols):
         if not (isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column)):
@@ -481,9 +487,10 @@ class Compiler:
                 self.fail("SPLIT(text, 'separator') needs a non-empty string literal separator", arg)
             params["separator"] = parts[1].this
             col_node = parts[0]
-            self.pending_split = (out_name, self.span(arg))
+            split = (out_name, self.span(arg))
         else:
             col_node = arg
+            split = None
         if not isinstance(col_node, exp.Column):
             self.refuse("UNNEST of an expression", col_node, "UNNEST a column (or SPLIT(column, 'sep'))")
         col = self.resolve(col_node, left.cols)
@@ -495,12 +502,10 @@ class Compiler:
         pre = self.b.add(level, f"{self.view}_unnest_source", "map", {"columns": keep}, {"in": left.ref}, self.span(node), "UNNEST")
         phys = fresh_name(out_name, taken | {source})
         out = self.b.add(level, f"{self.view}_unnest", "flat_map", {"column": source, "as": phys} | params, {"in": pre}, self.span(node), "UNNEST")
-        return Rel(out, left.cols + [Col(qual, out_name, phys)], dict(left.lateness))
+        return Rel(out, left.cols + [Col(qual, out_name, phys)], dict(left.lateness), splits=left.splits + ([split] if split else []))
 
     # ---- WHERE ----------------------------------------------------------------------
     def where(self, where, rel: Rel, level, env) -> Rel:
-        split = getattr(self, "pending_split", None)
-        self.pending_split = None
         parts = conjuncts(where.this) if where is not None else []
         if rel.rownum is not None:
             rel = self.top_k(rel, parts, level)
@@ -508,13 +513,13 @@ class Compiler:
             for p in parts:
                 if any(self.try_resolve(c, rel.cols) and self.try_resolve(c, rel.cols).window for c in p.find_all(exp.Column)):
                     self.refuse("a WHERE condition on window_start/window_end", p, "filter in an enclosing query")
-        if split is not None:
-            name, span = split
+        for name, span in rel.splits:
             nonempty = [p for p in parts if isinstance(p, exp.NEQ) and {type(p.this), type(p.expression)} == {exp.Column, exp.Literal}
                         and (p.this if isinstance(p.this, exp.Column) else p.expression).name.lower() == name
                         and (p.expression if isinstance(p.this, exp.Column) else p.this).this == ""]
             if not nonempty:
                 self.fail(f"UNNEST(SPLIT(...)) keeps empty pieces in SQL while the engine's split drops them: add WHERE {name} <> ''", span=span)
+        rel.splits = []
         plain, subs = [], []
         for p in parts:
             (subs if self.is_subquery_predicate(p) else plain).append(p)
@@ -580,7 +585,7 @@ class Compiler:
             keys.append(pair)
         if not keys:
             self.refuse("an uncorrelated EXISTS", inner, "correlate it with inner.column = outer.column")
-        sub = self.where(exp.Where(this=and_all(local)), sub, level, env) if local else sub
+        sub = self.where(exp.Where(this=and_all(local)) if local else None, sub, level, env)
         kind = "antijoin" if negated else "semijoin"
         out = self.b.add(level, f"{self.view}_{'not_exists' if negated else 'exists'}", kind,
                          {"left_keys": [k[0].phys for k in keys], "right_keys": [k[1].phys for k in keys]},
@@ -645,6 +650,8 @@ class Compiler:
         is_global = not keys
         for item in items:
             for call in item.find_all(*AGGREGATES, exp.AggFunc):
+                if isinstance(call.parent, (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls)):
+                    self.refuse(f"{call.parent.sql()!r}", call.parent, "aggregates take no FILTER / WITHIN GROUP / NULLS clause")
                 if type(call) not in AGGREGATES:
                     self.refuse(f"aggregate {call.sql()!r}", call, "COUNT, SUM, AVG, MIN, MAX and COUNT(DISTINCT)")
                 text = call.sql()
