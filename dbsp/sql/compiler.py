@@ -26,6 +26,12 @@ TYPES = {
 AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 SELECT_ARGS = {"expressions", "from_", "joins", "where", "group", "having", "distinct", "with_", "kind"}
 SET_OPS = (exp.Union, exp.Intersect, exp.Except)
+#: The lateness of a window over a column without LATENESS. SQL counts every row, and an
+#: engine window drops rows later than its lateness (default 0), so this is longer than
+#: any real span of event times: 999 years for timestamps (the engine reports the
+#: waterline, newest time − lateness, as a timestamp, which must stay after year 1),
+#: 2^62 for BIGINT times.
+NEVER_LATE = {"timestamp": "365000 days", "bigint": 2**62}
 
 
 @dataclass(frozen=True)
@@ -351,8 +357,7 @@ class Compiler:
         else:
             spec["keys"] = [c.phys for c in self.descriptor(args[2], base, fn)]
             spec["gap"] = self.duration(args[3], tcol.type)
-        if time.phys in base.lateness:
-            spec["lateness"] = base.lateness[time.phys]
+        spec["lateness"] = base.lateness.get(time.phys, NEVER_LATE.get(tcol.type))
         qual = alias
         cols = [Col(qual or c.qual, c.name, c.phys) for c in base.cols]
         cols += [Col(qual, "window_start", "window_start", window=True), Col(qual, "window_end", "window_end", window=True)]

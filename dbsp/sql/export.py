@@ -18,7 +18,7 @@ from ..errors import CircuitInvalid
 from ..operators.window import parse_duration
 from ..plan import compile_plan
 from ..types import Schema
-from .compiler import compile_sql, needs_quote
+from .compiler import NEVER_LATE, compile_sql, needs_quote
 from .errors import NotExpressible, SqlError
 
 SQL_TYPES = {"bigint": "BIGINT", "double": "DOUBLE", "string": "VARCHAR", "boolean": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP"}
@@ -168,13 +168,14 @@ class _Exporter:
     def window(self, node_id, kind, p, s, schema: Schema) -> str:
         time = p["time"]
         ttype = schema.column(time).type
-        if "lateness" in p:
+        lateness = p.get("lateness", 0)  # the engine's default
+        if parse_duration(lateness, ttype) != parse_duration(NEVER_LATE[ttype], ttype):  # SQL without LATENESS: no row is late
             src = self.plan.document.inputs_of(node_id)["in"].node
             if self.plan.document.nodes[src].kind != "input":
                 raise NotExpressible(node_id, "a window's lateness is SQL's LATENESS on a table column; this window does not read a table")
-            if self.lateness.get((src, time), p["lateness"]) != p["lateness"]:
+            if parse_duration(self.lateness.get((src, time), lateness), ttype) != parse_duration(lateness, ttype):
                 raise NotExpressible(node_id, f"two windows over {src}.{time} with different lateness")
-            self.lateness[(src, time)] = p["lateness"]
+            self.lateness[(src, time)] = lateness
         group = p.get("group_by") or []
         if kind == "tumbling_window":
             call = f"TUMBLE(TABLE {s}, DESCRIPTOR({name(time)}), {interval(p['size'], ttype)})"

@@ -68,3 +68,20 @@ def test_cli_export_sql_names_the_node(tmp_path):
     assert out.returncode == 1 and out.stderr.startswith("node 'minus':")
     good = cli("export-sql", str(CIRCUITS / "big_orders.json"))
     assert good.returncode == 0 and "WHERE amount > 100" in good.stdout
+
+
+def test_window_lateness_survives_export_both_ways():
+    """A drawn window's default lateness (0: later rows are dropped) exports as
+    LATENESS 0; a SQL window without LATENESS (no row is late) exports without it."""
+    drawn = json.loads((CIRCUITS / "sensor_windows.json").read_text())
+    for node in drawn["nodes"]:
+        node.get("params", {}).pop("lateness", None)
+    text = export_sql(drawn)
+    assert "ts TIMESTAMP NOT NULL LATENESS INTERVAL '0' DAY" in text
+    assert run(compile_sql(text), pushes("sensor_windows")) == run(drawn, pushes("sensor_windows"))
+
+    no_lateness = (SQL / "sensor_windows.sql").read_text().replace(" LATENESS INTERVAL '30' SECONDS", "")
+    compiled = compile_sql(no_lateness)
+    text = export_sql(compiled)
+    assert "LATENESS" not in text
+    assert run(compile_sql(text), pushes("sensor_windows")) == run(compiled, pushes("sensor_windows"))

@@ -157,3 +157,67 @@ def test_generated_views_equal_duckdb_on_spark(spark, query, ticks):
     """A smaller sample with every tick also run on Spark (local mode)."""
     ours, theirs = query
     check_against_duckdb(_script(ours), TABLES, {"v": theirs}, ticks, spark=spark)
+
+
+EVENTS = """
+CREATE TABLE events (k VARCHAR, t BIGINT, v BIGINT);
+"""
+EVENT = st.fixed_dictionaries({"k": st.sampled_from(["a", "b", None]), "t": st.one_of(st.integers(0, 40), st.none()),
+                               "v": st.sampled_from([1, 2, 5, None])})
+
+
+@st.composite
+def event_streams(draw):
+    """Times in any order across ticks: without LATENESS no row is ever late."""
+    rows, out = [], []
+    for _ in range(draw(st.integers(1, 4))):
+        inserts = draw(st.lists(EVENT, max_size=5))
+        deletes = [rows.pop(i) for i in sorted(set(draw(st.lists(st.integers(0, 30), max_size=2))), reverse=True) if i < len(rows)]
+        rows.extend(inserts)
+        out.append({"events": [{"insert": r} for r in inserts] + [{"delete": r} for r in deletes]})
+    return out
+
+
+WINDOWS = {
+    "TUMBLE": ("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS total, MAX(v) AS top "
+               "FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(t), 10)) GROUP BY k, window_start, window_end",
+               "SELECT k, CAST(floor(t / 10) AS BIGINT) * 10 AS ws, CAST(floor(t / 10) AS BIGINT) * 10 + 10 AS we, "
+               "COUNT(*), SUM(v), MAX(v) FROM events WHERE t IS NOT NULL GROUP BY k, ws, we"),
+    "HOP": ("SELECT window_start, window_end, COUNT(v) AS n, MIN(k) AS first_key "
+            "FROM TABLE(HOP(TABLE events, DESCRIPTOR(t), 4, 10)) WHERE v > 1 GROUP BY window_start, window_end",
+            "SELECT s, s + 10, COUNT(v), MIN(k) FROM events CROSS JOIN (SELECT i * 4 AS s FROM range(-5, 15) AS g(i)) AS w "
+            "WHERE t IS NOT NULL AND s <= t AND t < s + 10 AND v > 1 GROUP BY s"),
+}
+
+
+@pytest.mark.parametrize("fn", sorted(WINDOWS))
+def test_window_views_equal_duckdb(fn):
+    ours, theirs = WINDOWS[fn]
+
+    @settings(max_examples=30, deadline=None)
+    @given(event_streams())
+    def check(ticks):
+        check_against_duckdb(EVENTS + f"CREATE VIEW w AS {ours};", EVENTS, {"w": theirs}, ticks)
+
+    check()
+
+
+TAGGED = "CREATE TABLE orders (id BIGINT NOT NULL, tags VARCHAR[], note VARCHAR);\n"
+ORDER = st.fixed_dictionaries({"id": st.integers(0, 5), "tags": st.one_of(st.none(), st.lists(st.sampled_from(["a", "b", None]), max_size=3)),
+                               "note": st.sampled_from(["x  y", " x", "y", "", None])})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(ORDER, max_size=4), min_size=1, max_size=3))
+def test_unnest_views_equal_duckdb(inserts):
+    ticks = [{"orders": [{"insert": r} for r in tick]} for tick in inserts]
+    script = TAGGED.replace("VARCHAR[]", "ARRAY<VARCHAR>") + """
+        CREATE VIEW tag_counts AS SELECT u.tag, COUNT(*) AS n, COUNT(DISTINCT o.id) AS ids
+            FROM orders o CROSS JOIN UNNEST(o.tags) AS u(tag) GROUP BY u.tag;
+        CREATE VIEW words AS SELECT o.id, o.note, w.word FROM orders o CROSS JOIN UNNEST(SPLIT(o.note, ' ')) AS w(word)
+            WHERE w.word <> '';
+    """
+    check_against_duckdb(script, TAGGED, {
+        "tag_counts": "SELECT u.tag, COUNT(*), COUNT(DISTINCT o.id) FROM orders o CROSS JOIN UNNEST(o.tags) AS u(tag) GROUP BY u.tag",
+        "words": "SELECT o.id, o.note, w.word FROM orders o CROSS JOIN UNNEST(string_split(o.note, ' ')) AS w(word) WHERE w.word <> ''",
+    }, ticks)
