@@ -211,9 +211,10 @@ class Compiler:
         self.refuse(f"query form {type(q).__name__.upper()}", q)
 
     def set_op(self, q, level, env) -> Rel:
-        for key in ("order", "limit", "offset", "with_"):
+        for key in ("order", "limit", "offset"):
             if q.args.get(key):
-                self.refuse(f"{key.upper()} on a set operation", q.args[key])
+                self.refuse(f"{key.upper()} on a set operation", q.args[key], "views are unordered sets of rows")
+        env = self.with_(q.args.get("with_"), level, env)
         left = self.query(q.this, level, env)
         right = self.query(q.expression, level, env)
         self.settle(left, q.this)
