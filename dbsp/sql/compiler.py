@@ -70,6 +70,7 @@ class Compiler:
         self.script = script
         self.b = CircuitBuilder()
         self.relations: dict[str, Rel] = {}  # tables and views by name
+        self.declared: dict[str, tuple[list[dict], Span | None]] = {}  # DECLARE RECURSIVE VIEW columns
         self.view: str = "view"
 
     # ---- problems -------------------------------------------------------------------
@@ -98,6 +99,8 @@ class Compiler:
                 self.refuse(f"statement {st.sql()[:40]!r}", st, "only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW")
             else:
                 self.refuse(f"statement {type(st).__name__.upper()}", st, "only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW")
+        for name, (_, span) in self.declared.items():
+            self.fail(f"recursive view {name!r} is declared but never created", span=span)
         if not any(n["kind"] == "output" for n in self.b.top.nodes):
             self.fail("the script defines no view (CREATE VIEW name AS SELECT ...)")
         return self.b.document()
@@ -111,6 +114,10 @@ class Compiler:
                 self.refuse(f"CREATE TABLE ... {key.upper()}", st.args[key])
         name = ident(schema_node.this)
         columns, key_cols = [], []
+        if name in self.script.declared and name not in self.declared:
+            self.declared[name] = ([{"name": ident(c.this), "type": self.column_type(c.args.get("kind"), c)}
+                                    for c in schema_node.expressions if isinstance(c, exp.ColumnDef)], self.span(schema_node))
+            return
         for item in schema_node.expressions:
             if isinstance(item, exp.PrimaryKey):
                 key_cols += [ident(c) for c in item.expressions]
@@ -170,7 +177,14 @@ class Compiler:
             self.fail(f"{name!r} is already defined", span=span)
         query = st.expression
         if name in self.script.recursive:
-            rel = self.recursive(name, None, query, self.b.top, {})
+            declared = self.declared.pop(name, None)
+            rel = self.recursive(name, [c["name"] for c in declared[0]] if declared else None, query, self.b.top, {})
+            if declared:
+                got = [(c.name, c.type) for c in self.b.schema(rel.ref).columns]
+                want = [(c["name"], c["type"]) for c in declared[0]]
+                if got != want:
+                    self.fail(f"recursive view {name!r} is declared ({', '.join(f'{n} {t}' for n, t in want)}) "
+                              f"but its query gives ({', '.join(f'{n} {t}' for n, t in got)})", span=declared[1])
         else:
             rel = self.query(query, self.b.top, {})
         rel = self.finish(rel, query, self.b.top)

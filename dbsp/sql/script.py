@@ -6,7 +6,8 @@ sqlglot's own tokens and blanked out (replaced by spaces, so every position in t
 text stays where it was) before sqlglot parses the script:
 - `LATENESS <interval>` after a column type in CREATE TABLE (recorded per column);
 - `CREATE RECURSIVE VIEW`, `CREATE LOCAL VIEW` (the keyword is recorded per view);
-- `DECLARE RECURSIVE VIEW name (...)` (recorded; the CREATE that follows defines it);
+- `DECLARE RECURSIVE VIEW name (...)` (read as CREATE TABLE and recorded as a
+  declaration; the CREATE VIEW that follows defines it);
 - `TABLE(TUMBLE(TABLE t, ...))`, also HOP and SESSION: the TABLE wrappers.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Script:
     lateness: dict[tuple[str, str], tuple[str, Span]] = field(default_factory=dict)  # (table, column) -> interval text
     recursive: set[str] = field(default_factory=set)  # views declared or created RECURSIVE
     local: set[str] = field(default_factory=set)  # CREATE LOCAL VIEW: no output
+    declared: set[str] = field(default_factory=set)  # DECLARE RECURSIVE VIEW name (columns)
     line_starts: list[int] = field(default_factory=list)
 
     def span(self, node: exp.Expression | None) -> Span | None:
@@ -104,13 +106,14 @@ def parse_script(text: str) -> Script:
             (script.recursive if word(i + 1) == "RECURSIVE" else script.local).add(tokens[name_at].text.lower() if name_at < len(tokens) else "")
             blank(tokens[i + 1].start, tokens[i + 1].end)
         elif w == "DECLARE" and word(i + 1) == "RECURSIVE" and word(i + 2) == "VIEW":
+            # read as CREATE TABLE name (columns), recorded as a declaration
             if i + 3 < len(tokens):
                 script.recursive.add(tokens[i + 3].text.lower())
-            j = i
-            while j < len(tokens) and tokens[j].token_type != TokenType.SEMICOLON:
-                j += 1
-            blank(tokens[i].start, tokens[min(j, len(tokens) - 1)].end)
-            i = j
+                script.declared.add(tokens[i + 3].text.lower())
+            start, end = tokens[i].start, tokens[i + 2].end
+            chars[start:end + 1] = list("CREATE TABLE".ljust(end + 1 - start))
+            i += 3
+            continue
         elif w == "CREATE" and word(i + 1) == "TABLE":
             table_name = tokens[i + 2].text.lower() if i + 2 < len(tokens) else None
         elif w == "LATENESS" and table_name is not None:

@@ -202,3 +202,28 @@ def test_cli_reports_sql_problems_with_file_line_and_column(tmp_path):
     assert out.returncode == 1
     assert out.stderr.strip() == f"{bad}:3:10: unknown column 'b' (columns: t.a)"
     assert out.stdout == ""
+
+
+FELDERA_CLOSURE = """
+CREATE TABLE edges (src BIGINT NOT NULL, dst BIGINT NOT NULL);
+DECLARE RECURSIVE VIEW closure (src BIGINT, dst BIGINT);
+CREATE MATERIALIZED VIEW closure AS
+SELECT src, dst FROM edges
+UNION
+SELECT p.src, e.dst FROM closure p JOIN edges e ON p.dst = e.src;
+"""
+
+
+def test_feldera_style_declared_recursive_view_equals_the_drawn_closure():
+    drawn = run(json.loads((CIRCUITS / "transitive_closure.json").read_text()), pushes("transitive_closure"))
+    assert run(compile_sql(FELDERA_CLOSURE), pushes("transitive_closure")) == drawn
+
+
+def test_a_recursive_views_declaration_must_match_its_query():
+    from dbsp.sql import SqlError
+
+    with pytest.raises(SqlError) as caught:
+        compile_sql(FELDERA_CLOSURE.replace("dst BIGINT)", "dst VARCHAR)"))
+    problem = caught.value.problems[0]
+    assert (problem.span.line, problem.span.column) == (3, 24)
+    assert "declared (src bigint, dst string) but its query gives (src bigint, dst bigint)" in problem.message
