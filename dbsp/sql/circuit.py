@@ -66,17 +66,21 @@ class CircuitBuilder:
     def schema(self, ref: Ref) -> Schema:
         return self.schemas[ref.key]
 
-    def bring(self, ref: Ref, level: Level) -> Ref:
-        """`ref` as seen from `level`: through import nodes when it is outside."""
+    def bring(self, ref: Ref, level: Level, span: Span | None = None) -> Ref:
+        """`ref` as seen from `level`: through import nodes when it is outside (an import
+        carries the span of the first SQL that used it)."""
         if ref.level is level:
             return ref
         if level.parent is None:
             raise AssertionError("a value inside a fixed point used outside it")
-        outer = self.bring(ref, level.parent)
+        outer = self.bring(ref, level.parent, span)
         key = (outer.node, outer.port)
         if key not in level.imports:
             node_id = self.fresh(f"{outer.node}_in")
-            level.nodes.append({"id": node_id, "kind": "import", "params": {}, "position": {}})
+            node = {"id": node_id, "kind": "import", "params": {}, "position": {}}
+            if span is not None:
+                node["source"] = span.as_dict()
+            level.nodes.append(node)
             level.parent.edges.append({"from": {"node": outer.node, "port": outer.port}, "to": {"node": level.owner, "port": node_id}})
             level.imports[key] = node_id
             self.schemas[node_id] = self.schema(outer)
@@ -86,7 +90,7 @@ class CircuitBuilder:
             construct: str, node_id: str | None = None) -> Ref:
         """Add a node fed by `inputs` (port -> value) and infer its output schema."""
         node_id = node_id or self.fresh(base)
-        inputs = {port: self.bring(ref, level) for port, ref in inputs.items()}
+        inputs = {port: self.bring(ref, level, span) for port, ref in inputs.items()}
         node = {"id": node_id, "kind": kind, "params": params, "position": {}}
         if span is not None:
             node["source"] = span.as_dict()

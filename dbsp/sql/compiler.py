@@ -568,6 +568,8 @@ class Compiler:
         negated = isinstance(p, exp.Not)
         inner = p.this if negated else p
         span = self.span(p)
+        if rel.window is not None:
+            self.refuse("IN / EXISTS over a TUMBLE/HOP/SESSION source", p, "filter the table in a subquery and window that")
         if isinstance(inner, exp.In):
             if negated:
                 self.refuse("NOT IN (SELECT ...)", p, "NOT IN is never true when the subquery has a NULL; write NOT EXISTS")
@@ -878,7 +880,7 @@ class Compiler:
             self.monotone(step, name)
         fp_id = self.b.fresh(f"{name}_fixedpoint")
         sub = Level(parent=level, owner=fp_id)
-        seed = self.b.bring(base.ref, sub)
+        seed = self.b.bring(base.ref, sub, self.span(base_terms[0]))
         schema = self.b.schema(base.ref)
         prev_id = self.b.fresh(f"{name}_previous")
         prev = Ref(sub, prev_id)

@@ -134,8 +134,6 @@ def test_every_node_carries_its_source_span_and_the_document_fits_the_schema(nam
                 yield from nodes(n["subcircuit"])
 
     for node in nodes(document):
-        if node["kind"] == "import":
-            continue
         span = node["source"]
         start, end = span["start"], span["end"]
         assert (start["line"], start["column"]) <= (end["line"], end["column"]), node
