@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
-from ..types import Schema
 from .circuit import CircuitBuilder, Level, Ref
 from .errors import Span, SqlError, SqlProblem
 from .script import WINDOW_FUNCTIONS, Script, parse_script
@@ -148,7 +147,13 @@ class Compiler:
                     self.fail(f"LATENESS on unknown column {column!r}", span=span)
                 import sqlglot
 
-                lateness[column] = self.duration(sqlglot.parse_one(text), ctype, span=span)
+                try:
+                    value = sqlglot.parse_one(text) if text.strip() else None
+                except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+                    value = None
+                if value is None:
+                    self.fail("LATENESS needs an interval: LATENESS INTERVAL '30' SECONDS (or a number for BIGINT)", span=span)
+                lateness[column] = self.duration(value, ctype, span=span)
         self.relations[name] = Rel(ref, [Col(name, c["name"], c["name"]) for c in columns], lateness)
 
     def column_type(self, dt, where) -> str:
@@ -271,7 +276,7 @@ class Compiler:
         lateness = {n: rel.lateness[unquote(e)] for n, e in columns if unquote(e) in rel.lateness}
         return Rel(out, [Col(None, n, n) for n, _ in columns], lateness)
 
-    def select(self, sel: exp.Select, level: Level, env: dict[str, Rel], outer: list[Col] | None = None) -> Rel:
+    def select(self, sel: exp.Select, level: Level, env: dict[str, Rel]) -> Rel:
         for key, value in sel.args.items():
             if value and key not in SELECT_ARGS:
                 self.refuse(f"{key.upper().rstrip('_')} in a view", value, "views are unordered sets of rows; for the first k rows per group use ROW_NUMBER() <= k")
@@ -295,7 +300,7 @@ class Compiler:
             if d.args.get("on"):
                 self.refuse("DISTINCT ON", d)
             self.settle(rel, sel)
-            rel = self.finish(rel, sel, level) if len({c.name for c in rel.cols}) == len(rel.cols) else self.fail("SELECT DISTINCT with two columns of one name", sel)
+            rel = self.finish(rel, sel, level)  # distinct over exactly the selected columns
             out = self.b.add(level, f"{self.view}_distinct", "distinct", {}, {"in": rel.ref}, self.span(d) or self.span(sel), "DISTINCT")
             rel = Rel(out, rel.cols, rel.lateness)
         return rel

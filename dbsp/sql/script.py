@@ -97,6 +97,24 @@ def parse_script(text: str) -> Script:
                     return j
         return len(tokens) - 1
 
+    def item_edge(i, step):
+        """From tokens[i], walking by `step`, the index of the ',' or unmatched
+        parenthesis that ends this element of a parenthesised list."""
+        opening, closing = (TokenType.L_PAREN, TokenType.R_PAREN) if step > 0 else (TokenType.R_PAREN, TokenType.L_PAREN)
+        depth = 0
+        while 0 <= i < len(tokens):
+            tt = tokens[i].token_type
+            if tt == opening:
+                depth += 1
+            elif tt == closing:
+                if depth == 0:
+                    return i
+                depth -= 1
+            elif tt == TokenType.COMMA and depth == 0:
+                return i
+            i += step
+        return i
+
     table_name = None
     i = 0
     while i < len(tokens):
@@ -117,32 +135,10 @@ def parse_script(text: str) -> Script:
         elif w == "CREATE" and word(i + 1) == "TABLE":
             table_name = tokens[i + 2].text.lower() if i + 2 < len(tokens) else None
         elif w == "LATENESS" and table_name is not None:
-            # the column: the identifier after the last '(' or ',' at the column list's depth
-            k, depth = i - 1, 0
-            while k > 0:
-                tt = tokens[k].token_type
-                if tt == TokenType.R_PAREN:
-                    depth += 1
-                elif tt == TokenType.L_PAREN:
-                    if depth == 0:
-                        break
-                    depth -= 1
-                elif tt == TokenType.COMMA and depth == 0:
-                    break
-                k -= 1
-            column = tokens[k + 1].text.lower()
-            j, depth = i + 1, 0
-            while j < len(tokens):
-                tt = tokens[j].token_type
-                if tt == TokenType.L_PAREN:
-                    depth += 1
-                elif tt == TokenType.R_PAREN:
-                    if depth == 0:
-                        break
-                    depth -= 1
-                elif tt == TokenType.COMMA and depth == 0:
-                    break
-                j += 1
+            # the column definition around LATENESS: from after the '(' or ',' before it
+            # to before the ',' or ')' after it, at the column list's depth
+            column = tokens[item_edge(i - 1, -1) + 1].text.lower()
+            j = item_edge(i + 1, +1)
             start, end = tokens[i + 1].start, tokens[j - 1].end
             script.lateness[(table_name, column)] = (text[start:end + 1], script.offsets(tokens[i].start, end))
             blank(tokens[i].start, end)
