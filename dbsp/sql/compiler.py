@@ -645,13 +645,30 @@ class Compiler:
     # ---- GROUP BY -------------------------------------------------------------------
     def aggregate(self, sel: exp.Select, rel: Rel, level):
         group = sel.args.get("group")
-        keys: list[Col] = []
-        for g in group.expressions if group else []:
-            if not isinstance(g, exp.Column):
-                self.refuse(f"GROUP BY {g.sql()!r}", g, "group by columns; compute expressions in a subquery")
-            keys.append(self.resolve(g, rel.cols))
         if group and (group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
             self.refuse("ROLLUP / CUBE / GROUPING SETS", group)
+        keys: list[Col] = []
+        computed: dict[str, str] = {}  # GROUP BY expression (SQL text) -> its engine column
+        extra: list[tuple[str, str]] = []
+        for g in group.expressions if group else []:
+            if isinstance(g, exp.Column):
+                keys.append(self.resolve(g, rel.cols))
+                continue
+            if isinstance(g, exp.Literal) or rel.window is not None:
+                self.refuse(f"GROUP BY {g.sql()!r}", g, "group by columns or expressions over them (not by position, nor expressions over a window source)")
+            if g.find(exp.AggFunc):
+                self.refuse(f"an aggregate in GROUP BY {g.sql()!r}", g)
+            if g.sql() not in computed:
+                phys = fresh_name(f"group_{len(extra)}", set(self.b.schema(rel.ref).names) | {e[0] for e in extra})
+                extra.append((phys, self.expression(g, rel.cols)))
+                computed[g.sql()] = phys
+                keys.append(Col(None, phys, phys))
+        if extra:  # compute the GROUP BY expressions as columns first
+            schema = self.b.schema(rel.ref)
+            ref = self.b.add(level, f"{self.view}_group_keys", "map",
+                             {"columns": [{"name": n, "expr": quote(n)} for n in schema.names] + [{"name": n, "expr": e} for n, e in extra]},
+                             {"in": rel.ref}, self.span(group), "GROUP BY")
+            rel = Rel(ref, rel.cols + [Col(None, n, n) for n, _ in extra], rel.lateness)
         window = rel.window
         source_cols = rel.cols
         if window:
@@ -720,7 +737,7 @@ class Compiler:
         if window:
             wq = next(c.qual for c in rel.cols if c.window)
             cols += [Col(wq, "window_start", "window_start", True), Col(wq, "window_end", "window_end", True)]
-        post = {"calls": {t: c for t, c in calls.items()}, "keys": keys, "pre": rel.cols}
+        post = {"calls": {t: c for t, c in calls.items()}, "keys": keys, "pre": rel.cols, "computed": computed}
         rel = Rel(out, cols)
         if sel.args.get("having"):
             having = sel.args["having"].this
@@ -843,6 +860,8 @@ class Compiler:
             for call in node.find_all(exp.AggFunc):
                 self.refuse(f"aggregate {call.sql()!r} outside GROUP BY / aggregate query", call)
         def swap(n):
+            if post is not None and n.sql() in post["computed"] and not isinstance(n, exp.Column):
+                return exp.column(post["computed"][n.sql()], quoted=needs_quote(post["computed"][n.sql()]))
             if post is not None and isinstance(n, exp.AggFunc):
                 call = post["calls"][n.sql()]
                 name = exp.column(call["spec"]["as"], quoted=needs_quote(call["spec"]["as"]))

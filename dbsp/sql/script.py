@@ -12,6 +12,7 @@ text stays where it was) before sqlglot parses the script:
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -159,6 +160,8 @@ def parse_script(text: str) -> Script:
         i += 1
 
     cleaned = "".join(chars)
+    quiet = logging.getLogger("sqlglot")  # its "falling back to a Command" warning: we refuse those
+    level, quiet.level = quiet.level, logging.ERROR
     try:
         statements = sqlglot.parse(cleaned)
     except ParseError as e:
@@ -170,5 +173,7 @@ def parse_script(text: str) -> Script:
             problems.append(SqlProblem(f"syntax error at {highlight!r}: {desc}" if highlight else f"syntax error: {desc}",
                                        Span(line, max(col - len(highlight) + 1, 1), line, max(col, 1))))
         raise SqlError(problems) from None
+    finally:
+        quiet.setLevel(level)
     script.statements = [s for s in statements if s is not None]
     return script

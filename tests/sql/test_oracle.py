@@ -55,10 +55,11 @@ def queries(draw, kinds=tuple(KINDS)):
     if kind == "filter":
         q = f"SELECT a, b + 1 AS b1, s, CASE WHEN b IS NULL THEN 'none' ELSE s END AS label FROM r{where}"
     elif kind == "group":
-        keys = draw(st.sampled_from([["a"], ["s"], ["a", "s"]]))
+        keys = draw(st.sampled_from([["a"], ["s"], ["a", "s"], ["b % 2"], ["s", "COALESCE(a, -1) + 1"]]))
         aggs = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=3, unique=True))
         having = draw(st.sampled_from(["", " HAVING COUNT(*) > 1", " HAVING SUM(b) >= 1"]))
-        q = f"SELECT {', '.join(keys)}, {', '.join(aggs)} FROM r{where} GROUP BY {', '.join(keys)}{having}"
+        selected = [k if k in ("a", "s") else f"{k} AS key_{i}" for i, k in enumerate(keys)]
+        q = f"SELECT {', '.join(selected)}, {', '.join(aggs)} FROM r{where} GROUP BY {', '.join(keys)}{having}"
     elif kind == "global":
         aggs = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=3, unique=True))
         q = f"SELECT {', '.join(aggs)} FROM r{where}"
