@@ -89,15 +89,17 @@ class Compiler:
                 target = st.this.this if isinstance(st.this, exp.Schema) else st.this
                 if isinstance(target, exp.Table) and isinstance(target.this, exp.Identifier):
                     self.b.reserved.add(ident(target.this))
-        for st in self.script.statements:
-            if isinstance(st, exp.Create) and (st.args.get("kind") or "").upper() == "TABLE":
+        spans = self.script.statement_spans
+        for i, st in enumerate(self.script.statements):
+            kind = (st.args.get("kind") or "").upper() if isinstance(st, exp.Create) else ""
+            if kind == "TABLE":
                 self.table(st)
-            elif isinstance(st, exp.Create) and (st.args.get("kind") or "").upper() == "VIEW":
+            elif kind == "VIEW":
                 self.create_view(st)
-            elif isinstance(st, exp.Command):
-                self.refuse(f"statement {st.sql()[:40]!r}", st, "only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW")
             else:
-                self.refuse(f"statement {type(st).__name__.upper()}", st, "only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW")
+                what = f"CREATE {kind}" if kind else (st.sql().split()[0].upper() if isinstance(st, exp.Command) else type(st).__name__.upper())
+                span = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
+                self.fail(f"unsupported: statement {what} (only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW)", span=span)
         for name, (_, span) in self.declared.items():
             self.fail(f"recursive view {name!r} is declared but never created", span=span)
         if not any(n["kind"] == "output" for n in self.b.top.nodes):

@@ -36,6 +36,7 @@ class Script:
     local: set[str] = field(default_factory=set)  # CREATE LOCAL VIEW: no output
     declared: set[str] = field(default_factory=set)  # DECLARE RECURSIVE VIEW name (columns)
     line_starts: list[int] = field(default_factory=list)
+    statement_spans: list[Span] = field(default_factory=list)  # each statement's whole text
 
     def span(self, node: exp.Expression | None) -> Span | None:
         """The text a node covers: from its first to its last positioned token."""
@@ -176,4 +177,14 @@ def parse_script(text: str) -> Script:
     finally:
         quiet.setLevel(level)
     script.statements = [s for s in statements if s is not None]
+    # each statement's text, from the tokens between semicolons (blanked ones dropped)
+    kept = Tokenizer().tokenize(cleaned)
+    group: list = []
+    for tok in kept + [None]:
+        if tok is None or tok.token_type == TokenType.SEMICOLON:
+            if group:
+                script.statement_spans.append(script.offsets(group[0].start, group[-1].end))
+            group = []
+        else:
+            group.append(tok)
     return script
