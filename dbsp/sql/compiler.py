@@ -69,6 +69,7 @@ class Compiler:
         self.script = script
         self.b = CircuitBuilder()
         self.relations: dict[str, Rel] = {}  # tables and views by name
+        self.broken: set[str] = set()  # tables and views whose statement failed
         self.declared: dict[str, tuple[list[dict], Span | None]] = {}  # DECLARE RECURSIVE VIEW columns
         self.view: str = "view"
 
@@ -84,26 +85,38 @@ class Compiler:
 
     # ---- statements -----------------------------------------------------------------
     def run(self) -> dict:
+        """Every statement is compiled, so every problem is reported (a statement that
+        uses a broken table or view is not reported again)."""
+        names = {}
         for st in self.script.statements:  # generated node ids keep clear of every name
             if isinstance(st, exp.Create) and st.this is not None:
                 target = st.this.this if isinstance(st.this, exp.Schema) else st.this
                 if isinstance(target, exp.Table) and isinstance(target.this, exp.Identifier):
-                    self.b.reserved.add(ident(target.this))
+                    names[id(st)] = ident(target.this)
+                    self.b.reserved.add(names[id(st)])
         spans = self.script.statement_spans
+        problems: list[SqlProblem] = []
         for i, st in enumerate(self.script.statements):
             kind = (st.args.get("kind") or "").upper() if isinstance(st, exp.Create) else ""
-            if kind == "TABLE":
-                self.table(st)
-            elif kind == "VIEW":
-                self.create_view(st)
-            else:
-                what = f"CREATE {kind}" if kind else (st.sql().split()[0].upper() if isinstance(st, exp.Command) else type(st).__name__.upper())
-                span = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
-                self.fail(f"unsupported: statement {what} (only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW)", span=span)
+            try:
+                if kind == "TABLE":
+                    self.table(st)
+                elif kind == "VIEW":
+                    self.create_view(st)
+                else:
+                    what = f"CREATE {kind}" if kind else (st.sql().split()[0].upper() if isinstance(st, exp.Command) else type(st).__name__.upper())
+                    span = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
+                    self.fail(f"unsupported: statement {what} (only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW)", span=span)
+            except SqlError as e:
+                problems += e.problems
+                if id(st) in names:
+                    self.broken.add(names[id(st)])
         for name, (_, span) in self.declared.items():
-            self.fail(f"recursive view {name!r} is declared but never created", span=span)
-        if not any(n["kind"] == "output" for n in self.b.top.nodes):
-            self.fail("the script defines no view (CREATE VIEW name AS SELECT ...)")
+            problems.append(SqlProblem(f"recursive view {name!r} is declared but never created", span))
+        if not problems and not any(n["kind"] == "output" for n in self.b.top.nodes):
+            problems.append(SqlProblem("the script defines no view (CREATE VIEW name AS SELECT ...)"))
+        if problems:
+            raise SqlError(problems)
         return self.b.document()
 
     def table(self, st: exp.Create):
@@ -345,6 +358,8 @@ class Compiler:
                 self.refuse(f"qualified table name {node.sql()!r}", node)
             name = ident(node.this)
             rel = env.get(name) or self.relations.get(name)
+            if rel is None and name in self.broken:
+                raise SqlError([])  # its own statement's problem is reported
             if rel is None:
                 self.fail(f"unknown table or view {name!r}", node)
             qual = alias or name

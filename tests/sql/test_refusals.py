@@ -116,3 +116,14 @@ def test_mangled_sql_is_refused_not_crashed():
             assert e.problems and all(p.message for p in e.problems)
 
     check()
+
+
+def test_every_statements_problem_is_reported_once():
+    """Each broken statement is reported; a view over a broken one is not reported again."""
+    with pytest.raises(SqlError) as caught:
+        compile_sql("CREATE TABLE t (a BIGINT, d DECIMAL(5,2));\nCREATE TABLE u (a BIGINT);\n"
+                    "CREATE VIEW v AS SELECT a FROM t;\nCREATE VIEW w AS SELECT b FROM u;\n"
+                    "CREATE VIEW x AS SELECT a FROM w;\nCREATE VIEW y AS SELECT a FROM u ORDER BY a;\n"
+                    "CREATE VIEW ok AS SELECT a FROM u;\n")
+    found = [(p.span.line, p.span.column, p.message.split(" (")[0]) for p in caught.value.problems]
+    assert found == [(1, 37, "unsupported: type DECIMAL(5, 2)"), (4, 25, "unknown column 'b'"), (6, 43, "unsupported: ORDER in a view")]
