@@ -43,7 +43,12 @@ class Oracle:
         return bag(self.db.execute(select_sql).fetchall())
 
 
-def check_against_duckdb(script: str, oracle_tables: str, views: dict[str, str], ticks: list[dict], spark=None):
+#: the Spark backend's execution paths: row-by-row on the driver (the default for small
+#: changes), Arrow on the driver, every change as Spark jobs
+SPARK_PATHS = {"driver": {}, "arrow": {"driver_max_rows": 0}, "spark": {"driver_max_rows": 0, "arrow_max_rows": 0}}
+
+
+def check_against_duckdb(script: str, oracle_tables: str, views: dict[str, str], ticks: list[dict], spark=None, path="driver"):
     """Compile `script`, run it tick by tick (reference, and Spark when given), and
     compare every view, integrated, with DuckDB's answer to `views[name]` (its SELECT)
     over the tables as they stand after the tick."""
@@ -55,7 +60,7 @@ def check_against_duckdb(script: str, oracle_tables: str, views: dict[str, str],
     if spark is not None:
         from dbsp.spark import SparkRuntime
 
-        runtimes.append(SparkRuntime(plan, spark))
+        runtimes.append(SparkRuntime(plan, spark, **SPARK_PATHS[path]))
     oracle = Oracle(oracle_tables)
     tables = {name: Counter() for name in plan.inputs}
     integrated = [{view: Counter() for view in views} for _ in runtimes]
@@ -74,7 +79,7 @@ def check_against_duckdb(script: str, oracle_tables: str, views: dict[str, str],
                 views_so_far[view] = Counter({r: w for r, w in views_so_far[view].items() if w != 0})
         for view, select in views.items():
             expected = oracle.view(select)
-            for backend, views_so_far in zip(["reference", "spark"], integrated):
+            for backend, views_so_far in zip(["reference", f"spark ({path} path)"], integrated):
                 assert views_so_far[view] == expected, (
                     f"{backend}: view {view} after tick {t} differs from DuckDB\nSQL: {select}\n"
                     f"circuit: {sorted(views_so_far[view].items(), key=repr)}\nduckdb:  {sorted(expected.items(), key=repr)}")

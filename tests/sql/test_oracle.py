@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.sql.oracle import check_against_duckdb
+from tests.sql.oracle import SPARK_PATHS, check_against_duckdb
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -170,12 +170,13 @@ def spark():
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(queries(), streams(ticks=3))
-def test_generated_views_equal_duckdb_on_spark(spark, query, ticks):
-    """A smaller sample with every tick also run on Spark (local mode). About 45 s:
-    12 generated views of every kind, each a few ticks on Spark, is the point."""
+@given(queries(), streams(ticks=3), st.sampled_from(sorted(SPARK_PATHS)))
+def test_generated_views_equal_duckdb_on_spark(spark, query, ticks, path):
+    """A smaller sample with every tick also run on Spark (local mode), on one of its
+    execution paths (driver rows, Arrow, all-Spark jobs). Up to a minute: 12 generated
+    views, each a few ticks through Spark jobs, is the point."""
     ours, theirs = query
-    check_against_duckdb(_script(ours), TABLES, {"v": theirs}, ticks, spark=spark)
+    check_against_duckdb(_script(ours), TABLES, {"v": theirs}, ticks, spark=spark, path=path)
 
 
 EVENTS = """
