@@ -53,7 +53,10 @@ def queries(draw, kinds=tuple(KINDS)):
     kind = draw(st.sampled_from(kinds))
     where = draw(st.sampled_from([""] + [f" WHERE {p}" for p in PREDICATES]))
     if kind == "filter":
-        q = f"SELECT a, b + 1 AS b1, s, CASE WHEN b IS NULL THEN 'none' ELSE s END AS label FROM r{where}"
+        extra = draw(st.sampled_from(["b / 2 AS half", "b % 2 AS parity", "UPPER(s) || '!' AS shout", "LENGTH(s) AS len",
+                                      "NULLIF(a, 1) AS not_one", "GREATEST(a, b) AS hi", "a * b - 1 AS product",
+                                      "CAST(b AS DOUBLE) / 4 AS quarter", "s LIKE 'x%' AS starts_x"]))
+        q = f"SELECT a, b + 1 AS b1, s, CASE WHEN b IS NULL THEN 'none' ELSE s END AS label, {extra} FROM r{where}"
     elif kind == "group":
         keys = draw(st.sampled_from([["a"], ["s"], ["a", "s"], ["b % 2"], ["s", "COALESCE(a, -1) + 1"]]))
         aggs = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=3, unique=True))
