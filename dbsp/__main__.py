@@ -3,6 +3,11 @@
     python -m dbsp validate CIRCUIT.json          every problem, one JSON object per line
     python -m dbsp plan CIRCUIT.json              the compiled incremental plan (a document)
     python -m dbsp run CIRCUIT.json PUSHES.jsonl  per tick, the output deltas as JSON lines
+    python -m dbsp sql VIEWS.sql                  the circuit document compiled from SQL views
+    python -m dbsp export-sql CIRCUIT.json        the SQL of a circuit (when SQL can express it)
+
+Wherever a circuit is read, a `.sql` file (CREATE TABLE / CREATE VIEW, docs/sql.md)
+is compiled to its circuit first; SQL problems print as FILE:LINE:COLUMN: message.
 
 A pushes file has one line per tick: {"<input>": [change records...], ...}; an empty
 object (or blank line) is an empty tick. Change records: {"insert": row},
@@ -21,9 +26,24 @@ from .runtime import changes_from_records
 from .validate import validate
 
 
+class _SqlRefused(Exception):
+    pass
+
+
 def _load(path: str):
     with open(path) as f:
-        return json.load(f)
+        if not path.endswith(".sql"):
+            return json.load(f)
+        text = f.read()
+    from .sql import SqlError, compile_sql
+
+    try:
+        return compile_sql(text)
+    except SqlError as e:
+        for p in e.problems:
+            where = f"{path}:{p.span.line}:{p.span.column}" if p.span else path
+            print(f"{where}: {p.message}", file=sys.stderr)
+        raise _SqlRefused() from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,13 +56,34 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("pushes")
     run.add_argument("--backend", choices=["spark", "reference"], default="spark")
     run.add_argument("--stats", action="store_true", help="include frontier and stats per tick")
+    sub.add_parser("sql", help="print the circuit document compiled from SQL views").add_argument("views")
+    sub.add_parser("export-sql", help="print the SQL of a circuit").add_argument("circuit")
     args = parser.parse_args(argv)
 
+    path = args.views if args.command == "sql" else args.circuit
     try:
-        document = _load(args.circuit)
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"cannot read {args.circuit}: {e}", file=sys.stderr)
+        document = _load(path)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        print(f"cannot read {path}: {e}", file=sys.stderr)
         return 2
+    except _SqlRefused:
+        return 1
+    if args.command == "sql":
+        print(json.dumps(document, indent=2))
+        return 0
+    if args.command == "export-sql":
+        from .sql import NotExpressible, export_sql
+
+        try:
+            print(export_sql(document), end="")
+        except NotExpressible as e:
+            print(str(e), file=sys.stderr)
+            return 1
+        except CircuitInvalid as e:
+            for p in e.problems:
+                print(json.dumps(p.as_dict()), file=sys.stderr)
+            return 1
+        return 0
     if args.command == "validate":
         problems = validate(document)
         for p in problems:
