@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbsp import ZSet, compile_plan
+from dbsp import TickFailed, ZSet, compile_plan
 from dbsp.operators.fixedpoint import FixedPointDiverged
 from dbsp.reference import ReferenceRuntime
 from dbsp.runtime import changes_from_records
@@ -144,8 +144,10 @@ def test_a_fixed_point_that_never_settles_fails_the_tick_naming_the_node():
                   {"from": {"node": "loop", "port": "res"}, "to": {"node": "out", "port": "in"}}]}
     plan, rt = _runtime(grow)
     assert dict(rt.step({}).outputs["out"]) == {}  # nothing in, nothing grows
-    with pytest.raises(FixedPointDiverged, match="node 'loop': no fixed point after 50 iterations"):
+    with pytest.raises(TickFailed, match="^node 'loop' \\(fixedpoint\\): FixedPointDiverged: no fixed point after 50 iterations") as err:
         rt.step({"xs": ZSet([((1,), 1)])})
+    assert (err.value.node, err.value.kind) == ("loop", "fixedpoint")
+    assert isinstance(err.value.__cause__, FixedPointDiverged)
 
 
 def _messages(document):
