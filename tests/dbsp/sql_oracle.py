@@ -141,7 +141,7 @@ class Oracle:
 
     def multisets(self) -> bool:
         """Whether every input's integral is a multiset (no negative weight)."""
-        return all(w >= 0 for t in self.tables.values() for w in t.values())
+        return all(w >= 0 for t in self.tables.values() for w in (t.values() if isinstance(t, Counter) else t["w"].to_pylist()))
 
     # ---- documents -> SQL ---------------------------------------------------------------
     def _visit(self, node_id):
@@ -242,8 +242,8 @@ class Oracle:
         return self._summed(f"SELECT * FROM ({inner}) WHERE {q(name)} <> ''", others + [name]), others + [name]
 
     def _types(self, node_id, port):
-        """(column, type) of what flows into a node's port, followed back to an input
-        through the nodes that keep their input's columns (enough for flat_map here)."""
+        """(column, type) of what flows into a node's port, followed back to the inputs
+        (flat_map and top_k need to know which columns are lists)."""
         src = self.sources[node_id][port]
         node = self.nodes[src]
         if node["kind"] == "input":
@@ -256,6 +256,10 @@ class Oracle:
         if node["kind"] in ("join", "left_join"):
             same = {r for l, r in zip(node["params"]["left_keys"], node["params"]["right_keys"]) if l == r}
             return self._types(src, "left") + [t for t in self._types(src, "right") if t[0] not in same]
+        if node["kind"] == "aggregate":  # (only whether a column is a list matters here)
+            types = dict(self._types(src, "in"))
+            return [(g, types[g]) for g in node["params"].get("group_by") or []] + [
+                (a["as"], "bigint") for a in node["params"]["aggregates"]]
         if node["kind"] == "flat_map":
             types = self._types(src, "in")
             c = node["params"]["column"]
@@ -299,6 +303,11 @@ class Oracle:
             table = q("__table_" + name)
             columns = ", ".join(f"{q(c['name'])} {duck_type(c['type'])}" for c in schema)
             self.con.execute(f"CREATE OR REPLACE TABLE {table} ({columns}, w BIGINT)")
+            if not isinstance(self.tables[name], Counter):  # an Arrow table of the columns and `w` (bulk tests)
+                self.con.register("__arrow", self.tables[name])
+                self.con.execute(f"INSERT INTO {table} SELECT * FROM __arrow WHERE w <> 0")
+                self.con.unregister("__arrow")
+                continue
             rows = [[list(v) if isinstance(v, tuple) else v for v in row] + [w] for row, w in self.tables[name].items() if w]
             if rows:
                 self.con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * (len(schema) + 1))})", rows)
