@@ -54,7 +54,16 @@ class TickFailed(RuntimeError):
 
     def __init__(self, node: str, kind: str, cause: BaseException):
         self.node, self.kind = node, kind
-        text = str(cause)
+        text = _short(str(cause))
         own = f"node {node!r}: "  # a message that starts with the node already (FixedPointDiverged)
         self.reason = f"{type(cause).__name__}: {text[len(own):] if text.startswith(own) else text}"
         super().__init__(f"node {node!r} ({kind}): {self.reason}")
+
+
+def _short(text: str, limit: int = 1000) -> str:
+    """A message without a JVM stack trace (Spark's errors carry one): its first two
+    lines and its last "Caused by:" line, at most `limit` characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    kept = lines[:2] + [line for line in lines[2:] if line.startswith("Caused by:")][-1:]
+    short = " ".join(kept)
+    return short if len(short) <= limit else short[:limit - 1] + "…"
