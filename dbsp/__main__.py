@@ -12,7 +12,9 @@ is compiled to its circuit first; SQL problems print as FILE:LINE:COLUMN: messag
 A pushes file has one line per tick: {"<input>": [change records...], ...}; an empty
 object (or blank line) is an empty tick. Change records: {"insert": row},
 {"delete": row}, {"weight": w, "data": row}. `--backend reference` runs the pure-Python
-oracle instead of Spark.
+oracle instead of Spark. A tick that fails stops the run with exit status 1 and one
+line naming the pushes line, the tick, the node and its operator:
+`pushes.jsonl:3: tick 2: node 'scaled' (map): OverflowError: ...`.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import argparse
 import json
 import sys
 
-from .errors import CircuitInvalid, DataInvalid
+from .errors import CircuitInvalid, DataInvalid, TickFailed
 from .plan import compile_plan
 from .runtime import changes_from_records
 from .validate import validate
@@ -114,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             tick = json.loads(line) if line.strip() else {}
             try:
                 changes = {name: changes_from_records(records, plan.inputs[name], plan.primary_key(name)) for name, records in tick.items()}
+                result = runtime.step(changes)
             except KeyError as e:
                 print(f"{args.pushes}:{line_no}: no input named {e}", file=sys.stderr)
                 return 1
@@ -121,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                 for p in e.problems:
                     print(f"{args.pushes}:{line_no}: {p.message}", file=sys.stderr)
                 return 1
-            result = runtime.step(changes)
+            except TickFailed as e:  # names the node and its operator
+                print(f"{args.pushes}:{line_no}: tick {runtime.tick}: {e}", file=sys.stderr)
+                return 1
             record = {"tick": result.tick, "outputs": result.outputs_json()}
             if args.stats:
                 record |= {"frontier": result.frontier, "stats": result.stats, "ms": result.ms}

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 FUNCTIONS = ("count", "sum", "avg", "min", "max", "count_distinct")
 NEEDS_EXPR = {"sum", "avg", "min", "max", "count_distinct"}
+#: computable from any Z-set holding the group's rows, consolidated or not (Σ over rows)
+LINEAR = {"count", "sum", "avg"}
 
 
 def result_type(fn: str, arg_type: str | None) -> str:

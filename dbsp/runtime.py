@@ -11,7 +11,9 @@ import json
 
 import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 
+from .errors import DataInvalid, TickFailed
 from .plan import Plan
 from .types import BIGINT_MAX, BIGINT_MIN, Schema, coerce_row, raise_if, row_to_dict
 from .zset import ZSet
@@ -120,6 +122,18 @@ def _row_problem(i, message, field=None):
     return Problem(f"row {i}: {message}", row=i, field=field)
 
 
+@contextmanager
+def _naming(node_id: str, kind: str):
+    """Any failure inside becomes a TickFailed naming the node and its operator
+    (rejected input data, DataInvalid, already names its input and row)."""
+    try:
+        yield
+    except (TickFailed, DataInvalid):
+        raise
+    except Exception as e:
+        raise TickFailed(node_id, kind, e) from e
+
+
 class Runtime(ABC):
     """Evaluates a plan tick by tick; a backend says how each node is executed.
 
@@ -171,7 +185,8 @@ class Runtime(ABC):
         frontier = {node_id: {"tick": self.tick} for node_id in plan.order}
         delays = [n for n in plan.order if plan.operators[n].breaks_cycles]
         for n in delays:
-            values[n] = self.executors[n].emit()
+            with _naming(n, "delay"):
+                values[n] = self.executors[n].emit()
         for node_id in plan.order:
             op = plan.operators[node_id]
             if op.breaks_cycles:
@@ -187,10 +202,11 @@ class Runtime(ABC):
                 sizes = [self.size(v) for v in inputs.values()]
                 stats[node_id] = {"rows_in": sum(sizes)} if None not in sizes else {}
             executor = self.executors[node_id]
-            result = executor.step(inputs)
+            with _naming(node_id, op.kind):
+                result = executor.step(inputs)
+                inner = executor.progress(self.tick) if op.kind == "fixedpoint" else None
             if op.kind == "fixedpoint":  # several outputs, kept under their export ids
                 values.update(result)
-                inner = executor.progress(self.tick)
                 frontier.update(inner["frontier"])
                 for inner_id, inner_stats in inner["stats"].items():
                     stats[inner_id] = inner_stats
@@ -200,13 +216,15 @@ class Runtime(ABC):
                     stats[node_id]["rows_out"] = size
             stats[node_id]["ms"] = round((time.perf_counter() - t0) * 1000, 3)
         for n in delays:
-            self.executors[n].absorb(values.get(plan.sources(n)["in"]))
+            with _naming(n, "delay"):
+                self.executors[n].absorb(values.get(plan.sources(n)["in"]))
             stats[n] = {"rows_out": self.size(values[n]) or 0, "ms": 0.0}
         raw = {}
         for view in plan.views:
             t0 = time.perf_counter()
             raw[view] = values[view]
-            stats[view]["rows_out"] = self.rows_out(values[view])
+            with _naming(view, "output"):
+                stats[view]["rows_out"] = self.rows_out(values[view])
             stats[view]["ms"] = round(stats[view]["ms"] + (time.perf_counter() - t0) * 1000, 3)
         for node_id in plan.order:
             if rows := self.state_rows(node_id):
