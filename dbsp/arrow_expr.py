@@ -1,7 +1,7 @@
 """Expressions evaluated column-at-a-time with Arrow compute, for changes on the driver.
 
 `compile_arrow(expr)` returns a function `table -> Array` (or None when the expression
-uses something this form does not cover: casts, LIKE, %, functions, dates and
+uses something this form does not cover: casts, ILIKE, %, functions, dates and
 timestamps; the caller then takes the Spark or row-by-row Python form). Same semantics
 as `Expr.to_python` (SQL NULL propagation, three-valued AND/OR/NOT, `/` in double with
 x / 0 = NULL), checked equal by tests/dbsp/test_arrow_expr.py; integer overflow raises,
@@ -105,6 +105,11 @@ def _compile(e: Expr) -> Compiled:
             raise _NotCovered(f"CAST {source} AS {e.type}")  # string parsing and rounding: the row form
         f, target = args[0], _ARROW_TYPES[e.type]
         return lambda t: pc.cast(f(t), target)
+    if op == "like":
+        if e.value:
+            raise _NotCovered("ILIKE")  # Arrow's case folding is not Python's / Java's lower()
+        f, pattern = args[0], e.args[1].value
+        return lambda t: pc.match_like(f(t), pattern)  # RE2: linear time; '%' and '_' match newlines
     if op == "is_null":
         f = args[0]
         return lambda t: pc.is_null(f(t))

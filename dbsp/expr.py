@@ -9,7 +9,8 @@ tuple with SQL null semantics (`to_python`), the reference evaluator's form.
 
 Supported: column references, number/string/boolean/NULL literals, + - * / %,
 unary minus, = <> != < <= > >=, AND OR NOT (three-valued), IS [NOT] NULL,
-[NOT] IN (values...), [NOT] BETWEEN, CASE (searched and simple), [NOT] LIKE / ILIKE,
+[NOT] IN (values...), [NOT] BETWEEN, CASE (searched and simple), [NOT] LIKE / ILIKE
+(of a literal pattern, matched in linear time: dbsp.functions),
 CAST / :: (NULL when a value does not convert), and the functions of dbsp.functions
 (lower, upper, length, trim, abs, floor, ceil, round, substring, replace, concat / ||,
 year, month, day, coalesce, greatest, least, nullif), and for list columns (array<T>)
@@ -97,7 +98,7 @@ class Expr:
                     out = F.when(cond, val) if out is None else out.when(cond, val)
                 return out.otherwise(a[-1])
             case "like":
-                return fns.spark_like(a[0], a[1], self.value)
+                return fns.spark_like(a[0], self.args[1].value, self.value)
             case "cast":
                 if element_type(self.type) is not None:  # NULL or the same list type: its physical form
                     return a[0].cast("string")
@@ -206,8 +207,8 @@ def _py(e: Expr, index: dict[str, int]):
 
         return case
     if op == "like":
-        f, g, insensitive = args[0], args[1], e.value
-        return lambda r: fns.python_like(f(r), g(r), insensitive)
+        f, pattern, insensitive = args[0], e.args[1].value, e.value
+        return lambda r: fns.python_like(f(r), pattern, insensitive)
     if op == "cast":
         f, source, target = args[0], e.args[0].type, e.type
         return lambda r: fns.python_cast(f(r), source, target)
@@ -401,6 +402,14 @@ class _Builder:
                     self.fail(f"LIKE needs strings, got {side.type}", node)
             if node.args.get("escape"):
                 self.fail("LIKE ... ESCAPE is not supported; use a backslash to escape % and _", node)
+            if b.op != "lit":
+                self.fail("the LIKE pattern must be a string literal, e.g. s LIKE 'a%'", node.expression)
+            if b.value is not None:
+                try:
+                    fns.like_segments(b.value)
+                except fns.LikePatternError as e:
+                    start = _position(node.expression)
+                    raise ExpressionError(str(e), None if start is None else start + 1 + e.offset) from None
             return Expr("like", (a, b), "boolean", isinstance(node, exp.ILike))
         if isinstance(node, (exp.Cast, exp.TryCast)):
             inner = self.build(node.this)

@@ -5,6 +5,7 @@ as a Spark Column builder and as a Python function — with the same SQL semanti
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
@@ -97,18 +98,63 @@ def spark_cast(col, source: str, target: str):
 
 
 # ---- LIKE ---------------------------------------------------------------------------
-def like_regex(pattern: str) -> re.Pattern:
-    """SQL LIKE (% any run, _ one char, backslash escapes) as an anchored regex."""
-    out, i = [], 0
+# A LIKE pattern is matched in time linear in the value (times the pattern's length) on
+# every backend, never by a backtracking `.*` regex (`'%a%a…%b'` over 'aaa…' took
+# exponential time): its '%'-separated segments are fixed-length ('_' is any one
+# character), so placing each segment at its leftmost occurrence after the previous one
+# is optimal, and the last segment must end the value. As a regex with atomic groups
+# (Python 3.11+ `re` and Java's, i.e. Spark's `rlike`), which never backtrack into a
+# placed segment:  \A(?>seg0)(?>.*?seg1)…(?>.*?segN\z)  with (?s): '%' and '_' match
+# newlines too. Arrow's match_like runs RE2 (linear automata) on the pattern itself.
+ANY = object()  # '_' in a segment
+
+
+def like_segments(pattern: str) -> list[list]:
+    """The pattern's '%'-separated segments, each a list of characters and ANY ('_').
+    A backslash makes the next %, _ or backslash literal; any other use of it is refused
+    (raises ValueError with the offset), as Spark refuses it."""
+    segments, current, i = [], [], 0
     while i < len(pattern):
         ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
+        if ch == "\\":
+            if i + 1 >= len(pattern) or pattern[i + 1] not in "%_\\":
+                raise LikePatternError("a backslash in a LIKE pattern must precede %, _ or another backslash", i)
+            current.append(pattern[i + 1])
             i += 2
             continue
-        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        if ch == "%":
+            segments.append(current)
+            current = []
+        else:
+            current.append(ANY if ch == "_" else ch)
         i += 1
-    return re.compile("".join(out), re.DOTALL)
+    segments.append(current)
+    return segments
+
+
+class LikePatternError(ValueError):
+    def __init__(self, message: str, offset: int):
+        self.offset = offset
+        super().__init__(message)
+
+
+def _regex_char(ch) -> str:
+    if ch is ANY:
+        return "."
+    return "\\" + ch if ch.isascii() and not ch.isalnum() else ch  # the same in Python's and Java's syntax
+
+
+def like_regex_text(pattern: str, end_anchor: str) -> str:
+    """The atomic-group regex of a LIKE pattern (`end_anchor`: Python's \\Z, Java's \\z)."""
+    segments = like_segments(pattern)
+    groups = ["".join(map(_regex_char, seg)) for seg in segments]
+    groups[-1] += end_anchor
+    return "(?s)\\A(?>" + groups[0] + ")" + "".join(f"(?>.*?{g})" for g in groups[1:])
+
+
+@functools.lru_cache(maxsize=256)
+def like_regex(pattern: str) -> re.Pattern:
+    return re.compile(like_regex_text(pattern, "\\Z"))
 
 
 def python_like(value, pattern, insensitive: bool):
@@ -116,13 +162,19 @@ def python_like(value, pattern, insensitive: bool):
         return None
     if insensitive:
         value, pattern = value.lower(), pattern.lower()
-    return like_regex(pattern).fullmatch(value) is not None
+    return like_regex(pattern).match(value) is not None
 
 
-def spark_like(col, pattern_col, insensitive: bool):
+def spark_like(col, pattern: str | None, insensitive: bool):
+    """LIKE of a literal pattern as a Java regex with atomic groups (Spark's own LIKE
+    backtracks); ILIKE lowers both sides, as Spark's ilike does."""
     from pyspark.sql import functions as F
 
-    return F.ilike(col, pattern_col) if insensitive else F.like(col, pattern_col)
+    if pattern is None:
+        return F.lit(None).cast("boolean")
+    if insensitive:
+        col, pattern = F.lower(col), pattern.lower()
+    return col.rlike(like_regex_text(pattern, "\\z"))
 
 
 # ---- scalar functions -------------------------------------------------------------

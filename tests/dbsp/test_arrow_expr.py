@@ -32,8 +32,9 @@ COVERED = [
     "a BETWEEN -3 AND 5", "x NOT BETWEEN 0 AND 1",
     "CASE WHEN a > 5 THEN 'big' WHEN a < 0 THEN 'negative' ELSE 'small' END",
     "CASE a WHEN 7 THEN 1.5 WHEN 12 THEN 2 END", "CASE WHEN f THEN x END", "CASE WHEN a IS NULL THEN b ELSE a + b END",
+    "s LIKE 'a%'", "s LIKE '%d_'", "s NOT LIKE '%\\%%'", "s LIKE ''",
 ]
-NOT_COVERED = ["a % 4", "lower(s)", "CAST(a AS VARCHAR)", "s LIKE 'a%'", "d IS NULL", "coalesce(a, 0)", "a + NULL"]
+NOT_COVERED = ["a % 4", "lower(s)", "CAST(a AS VARCHAR)", "s ILIKE 'a%'", "d IS NULL", "coalesce(a, 0)", "a + NULL"]
 
 
 @pytest.mark.parametrize("text", COVERED)
