@@ -29,6 +29,7 @@ import sqlglot
 from sqlglot import exp
 
 from . import functions as fns
+from . import limits
 from .errors import ExpressionError
 from .types import NUMERIC, Schema, decode_list, element_type
 
@@ -540,10 +541,15 @@ def _common_type(types: list[str]) -> str | None:
 
 def parse_expression(text: str, schema: Schema) -> Expr:
     """Parse and type-check `text` against `schema`; raise ExpressionError with a position."""
-    if len(text) > 10_000:
-        raise ExpressionError("expression is longer than 10000 characters")
+    if len(text) > limits.MAX_EXPRESSION_CHARS:
+        raise ExpressionError(f"expression is longer than {limits.MAX_EXPRESSION_CHARS} characters "
+                              f"(limit MAX_EXPRESSION_CHARS = {limits.MAX_EXPRESSION_CHARS})")
+    if (nested := limits.expression_nesting_problem(text)) is not None:
+        raise ExpressionError(*nested)
     try:
         trees = sqlglot.parse(text)
+    except RecursionError:  # not expected below MAX_EXPRESSION_NESTING; never a 500
+        raise ExpressionError(f"the expression is nested too deeply (limit MAX_EXPRESSION_NESTING = {limits.MAX_EXPRESSION_NESTING})") from None
     except sqlglot.errors.ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line", 1), err.get("col", 0)
@@ -557,4 +563,7 @@ def parse_expression(text: str, schema: Schema) -> Expr:
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise ExpressionError("expected exactly one expression", None)
+    if limits.tree_depth(trees[0], lambda n: n.iter_expressions()) > limits.MAX_EXPRESSION_DEPTH:
+        raise ExpressionError(f"the expression nests operators more than {limits.MAX_EXPRESSION_DEPTH} deep "
+                              f"(limit MAX_EXPRESSION_DEPTH = {limits.MAX_EXPRESSION_DEPTH})", 0)
     return _Builder(text, schema).build(trees[0])
