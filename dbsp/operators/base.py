@@ -14,6 +14,7 @@ from typing import ClassVar
 from ..document import NODE_ID
 from ..errors import ExpressionError, Problem
 from ..expr import Expr, parse_expression
+from ..numeric import node_label
 from ..types import Schema
 from ..zset import ZSet
 
@@ -54,7 +55,7 @@ class Operator(ABC):
             problems.append(self.problem(f"{label} must be an expression", param=param))
             return None
         try:
-            return parse_expression(text, schema)
+            return parse_expression(text, schema, where=node_label(self.node_id, self.kind))
         except ExpressionError as e:
             problems.append(self.problem(f"{label}: {e}", param=param, position=e.position))
             return None
