@@ -38,7 +38,7 @@ def node_label(node_id: str, kind: str) -> str:
 
 
 def _describe(op: str) -> str:
-    return {"neg": "unary minus"}.get(op, op if " " in op else f"'{op}'")
+    return {"neg": "unary minus"}.get(op, op if " " in op or op.endswith(")") else f"'{op}'")
 
 
 # ---- row form -------------------------------------------------------------------------

@@ -132,3 +132,23 @@ def test_strings_within_the_limit_are_computed_alike_on_every_path(spark):
     outs = {name: make().step(changes).outputs["view"] for name, make in _paths(plan, spark).items()}
     assert all(o == outs["reference"] for o in outs.values())
     assert {r for r, _ in outs["reference"]} == {("aaxbxbaxbx", "axbx!axbx"), ("", "!")}
+
+
+@pytest.mark.parametrize("fn, column, what", [("sum", "d", "a double must be finite"), ("sum", "a", "outside the bigint range")])
+def test_an_aggregate_after_an_integral_overflows_naming_the_node(spark, fn, column, what):
+    """With a stream primitive the circuit runs literally: the aggregate's input is the
+    integral, a DataFrame on Spark, so the check runs inside the Spark job."""
+    doc = circuit({"t": S}, [("i", "integrate", {}), ("n", "aggregate", {"group_by": ["k"], "aggregates": [{"fn": fn, "expr": column, "as": "v"}]}),
+                             ("view", "output", {})], ["t.out->i.in", "i.out->n.in", "n.out->view.in"])
+    _fails_on_every_path(doc, _rows((1, 2**62, BIG, "x"), (1, 2**62 + 1, BIG, "y"), (1, 2**62 + 2, 0.0, "z")), spark, what, "aggregate")
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("tumbling_window", {"size": 10}),
+    ("sliding_window", {"size": 10, "slide": 5}),
+    ("session_window", {"gap": 5}),
+])
+@pytest.mark.parametrize("column, what", [("d", "a double must be finite"), ("a", "outside the bigint range")])
+def test_a_window_aggregate_that_overflows_fails_the_tick_naming_the_node(spark, kind, params, column, what):
+    doc = _doc(("n", kind, {"time": "k", "aggregates": [{"fn": "sum", "expr": column, "as": "v"}], **params}))
+    _fails_on_every_path(doc, _rows((1, 2**62, BIG, "x"), (2, 2**62 + 1, BIG, "y"), (3, 2**62 + 2, 0.0, "z")), spark, what, kind)
