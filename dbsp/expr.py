@@ -116,7 +116,8 @@ class Expr:
             case "array_contains":
                 return F.array_contains(F.from_json(a[0], self.args[0].type), a[1])
             case "element_at":
-                return F.when(a[1] != 0, F.try_element_at(F.from_json(a[0], self.args[0].type), a[1]))
+                index = a[1].try_cast("int")  # Spark's index is an int; beyond it, out of range: NULL
+                return F.when(a[1] != 0, F.try_element_at(F.from_json(a[0], self.args[0].type), index))
             case "fn":
                 fn = fns.FUNCTIONS[self.value]
                 if self.value == "round":

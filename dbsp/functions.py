@@ -204,6 +204,21 @@ def _substring(s, start, length=None):
     return "" if begin >= end else s[begin:end]
 
 
+def _substring_spark(c, start, length=None):
+    """_substring on Spark, for any bigint start and length: the bounds are computed in
+    decimal (exact; Spark's substr takes ints and fails on larger bigints), clamped to
+    the string, then taken."""
+    F = _F()
+    exact = "decimal(21,0)"
+    n, zero = F.char_length(c).cast(exact), F.lit(0).cast(exact)
+    start = start.cast(exact)
+    begin = F.when(start > 0, start - 1).when(start < 0, n + start).otherwise(zero)
+    end = n if length is None else begin + length.cast(exact)
+    first = F.least(F.greatest(begin, zero), n)
+    last = F.least(F.greatest(end, first), n)
+    return c.substr((first + 1).cast("int"), (last - first).cast("int"))
+
+
 def _floor(x):
     return x if isinstance(x, int) else (None if _finite(x) is None else math.floor(x))
 
@@ -241,7 +256,7 @@ FUNCTIONS: dict[str, Function] = {
         Function("round", (1, 2), [NUM, ("bigint",)], lambda ts: ts[0],
                  lambda x, d=0: _round_half_up(x, d), lambda c, d=None: _F().round(c, d if d is not None else 0)),
         Function("substring", (2, 3), [STRING, ("bigint",), ("bigint",)], lambda ts: "string",
-                 _substring, lambda c, s, n=None: c.substr(s, n if n is not None else _F().lit(2**31 - 1))),
+                 _substring, lambda c, s, n=None: _substring_spark(c, s, n)),
         Function("replace", (3, 3), [STRING, STRING, STRING], lambda ts: "string",
                  lambda s, a, b: s if a == "" else s.replace(a, b), lambda c, a, b: _F().replace(c, a, b)),
         Function("concat", (1, 64), [STRING], lambda ts: "string", lambda *xs: "".join(xs), lambda *cs: _F().concat(*cs)),

@@ -152,3 +152,19 @@ def test_an_aggregate_after_an_integral_overflows_naming_the_node(spark, fn, col
 def test_a_window_aggregate_that_overflows_fails_the_tick_naming_the_node(spark, kind, params, column, what):
     doc = _doc(("n", kind, {"time": "k", "aggregates": [{"fn": "sum", "expr": column, "as": "v"}], **params}))
     _fails_on_every_path(doc, _rows((1, 2**62, BIG, "x"), (2, 2**62 + 1, BIG, "y"), (3, 2**62 + 2, 0.0, "z")), spark, what, kind)
+
+
+def test_bigint_positions_beyond_sparks_int_agree_on_every_path(spark):
+    """Spark's substr and element_at take ints: a bigint position past 2^31 failed the
+    tick there (CAST_OVERFLOW) while the row form answered."""
+    exprs = ["substring(s, 9999999999)", "substring(s, 2, 9999999999)", "substring(s, -5000000000, 5000000002)",
+             "substring(s, a)", "substring(s, 1, a)", "element_at(l, a)", "element_at(l, 9999999999)", "element_at(l, -2)"]
+    doc = circuit({"t": schema("a:bigint", "s:string", "l:array<bigint>")},
+                  [("n", "map", {"columns": [{"name": f"c{i}", "expr": e} for i, e in enumerate(exprs)]}), ("view", "output", {})],
+                  ["t.out->n.in", "n.out->view.in"])
+    plan = compile_plan(doc)
+    rows = [{"insert": {"a": 9999999999, "s": "hello", "l": [1, 2, 3]}}, {"insert": {"a": -9999999999, "s": "hi", "l": None}}]
+    changes = {"t": changes_from_records(rows, plan.inputs["t"])}
+    outs = {name: make().step(changes).outputs["view"] for name, make in _paths(plan, spark).items()}
+    assert all(o == outs["reference"] for o in outs.values()), outs
+    assert {r for r, _ in outs["reference"]} == {("", "ello", "hello", "", "hello", None, None, 2), ("", "i", "hi", "hi", "", None, None, None)}
