@@ -39,7 +39,10 @@ def python_aggregate(fn: str, values: list[tuple[object, int]], global_: bool):
         return sum(v * w for v, w in present)
     if fn == "avg":
         n = sum(w for _, w in present)
-        return None if n == 0 else float(sum(v * w for v, w in present)) / n
+        total = sum(v * w for v, w in present)
+        if isinstance(total, int):  # bigints are summed in 64 bits on every path (numeric rule)
+            numeric.check_number(total, "bigint", None, "avg()")
+        return None if n == 0 else float(total) / n
     positive = [v for v, w in present if w > 0]
     if fn == "min":
         return min(positive) if positive else None
