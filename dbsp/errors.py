@@ -55,8 +55,12 @@ class TickFailed(RuntimeError):
     def __init__(self, node: str, kind: str, cause: BaseException):
         self.node, self.kind = node, kind
         text = _short(str(cause))
-        own = f"node {node!r}: "  # a message that starts with the node already (FixedPointDiverged)
-        self.reason = f"{type(cause).__name__}: {text[len(own):] if text.startswith(own) else text}"
+        # a message that starts with the node already (FixedPointDiverged, ValueOutOfRange)
+        for own in (f"node {node!r} ({kind}): ", f"node {node!r}: "):
+            if text.startswith(own):
+                text = text[len(own):]
+                break
+        self.reason = f"{type(cause).__name__}: {text}"
         super().__init__(f"node {node!r} ({kind}): {self.reason}")
 
 
