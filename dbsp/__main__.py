@@ -14,7 +14,7 @@ object (or blank line) is an empty tick. Change records: {"insert": row},
 {"delete": row}, {"weight": w, "data": row}. `--backend reference` runs the pure-Python
 oracle instead of Spark. A tick that fails stops the run with exit status 1 and one
 line naming the pushes line, the tick, the node and its operator:
-`pushes.jsonl:3: tick 2: node 'scaled' (map): OverflowError: ...`.
+`pushes.jsonl:3: tick 2: node 'scaled' (map): ValueOutOfRange: '*' gave ..., outside the bigint range (64 bits)`.
 """
 from __future__ import annotations
 
