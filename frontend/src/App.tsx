@@ -7,6 +7,7 @@ import { LoginForm } from './components/LoginForm';
 import { RunView } from './components/RunView';
 import { SharedPage } from './components/SharedPage';
 import { SignupForm } from './components/SignupForm';
+import { mayLeave, pendingLoss } from './leaveGuard';
 import { parseRoute, type Route } from './route';
 
 type Auth =
@@ -18,9 +19,25 @@ type Auth =
 function useHashRoute(): Route {
   const [route, setRoute] = useState(() => parseRoute(window.location.hash, window.location.pathname));
   useEffect(() => {
-    const update = () => setRoute(parseRoute(window.location.hash, window.location.pathname));
+    let current = window.location.href;
+    const update = (event: HashChangeEvent) => {
+      // Unsaved work asks first; staying puts the address back (no new history entry).
+      if (event.oldURL === current && !mayLeave()) {
+        window.history.replaceState(window.history.state, '', current);
+        return;
+      }
+      current = window.location.href;
+      setRoute(parseRoute(window.location.hash, window.location.pathname));
+    };
+    const beforeUnload = (event: BeforeUnloadEvent) => {
+      if (pendingLoss()) event.preventDefault();
+    };
     window.addEventListener('hashchange', update);
-    return () => window.removeEventListener('hashchange', update);
+    window.addEventListener('beforeunload', beforeUnload);
+    return () => {
+      window.removeEventListener('hashchange', update);
+      window.removeEventListener('beforeunload', beforeUnload);
+    };
   }, []);
   return route;
 }

@@ -248,6 +248,7 @@ export const api = {
 
   listCircuits: () => listAll<Circuit>('/api/circuits/'),
   getCircuit: (id: number) => request<Circuit>('GET', `/api/circuits/${id}/`),
+  deleteCircuit: (id: number) => request<void>('DELETE', `/api/circuits/${id}/`),
   listRuns: (circuitId: number) => listAll<Run>(`/api/circuits/${circuitId}/runs/`),
   startRun: (circuitId: number) => request<Run>('POST', `/api/circuits/${circuitId}/runs/`),
 

@@ -41,7 +41,7 @@ export interface ShareInfo {
 export interface VersionDiff {
   a: number;
   b: number;
-  nodes: { added: { id: string; kind?: string }[]; removed: { id: string; kind?: string }[]; changed: { id: string; fields: string[] }[] };
+  nodes: { added: { id: string; kind?: string }[]; removed: { id: string; kind?: string }[]; changed: { id: string; fields: string[]; changes?: Record<string, { from?: unknown; to?: unknown }> }[] };
   edges: { added: { from: { node: string; port: string }; to: { node: string; port: string } }[]; removed: { from: { node: string; port: string }; to: { node: string; port: string } }[] };
 }
 

@@ -8,6 +8,7 @@ import { CircuitEditor } from '../editor/CircuitEditor';
 import { emptyDocument, parseClipboard, type Doc } from '../editor/model';
 import { useDocumentHistory } from '../editor/useDocumentHistory';
 import { formatTime } from '../format';
+import { setLeaveGuard } from '../leaveGuard';
 import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
 import { PlanPane } from './PlanPane';
@@ -139,13 +140,44 @@ export function CircuitWorkspace({
     }
   };
 
+  // Leaving with unsaved changes asks first (links, back, reload, closing the tab).
+  const { isDirty } = state;
+  useEffect(() => {
+    setLeaveGuard(() => (isDirty() ? 'This circuit has unsaved changes. Leave and lose them?' : null));
+    return () => setLeaveGuard(null);
+  }, [isDirty]);
+
+  // A save's errors were about the document as it was: an edit makes them stale.
+  useEffect(() => {
+    setProblems([]);
+  }, [state.doc]);
+
   const startRun = async () => {
     if (!circuit) return;
-    if (state.dirty && !(await save())) return;
+    if (state.dirty) {
+      // Never saved silently: the run is of a version the user chose to save.
+      const next = (version?.number ?? 0) + 1;
+      if (!window.confirm(`Your changes are not saved. Save them as version ${next} and start a run of it?`)) return;
+      if (!(await save())) return;
+    }
     setBusy('start');
     try {
       const run = await api.startRun(circuit.id);
       navigate(runHref(run.id));
+    } catch (error) {
+      fail(error);
+      setBusy(null);
+    }
+  };
+
+  const remove = async () => {
+    if (!circuit) return;
+    if (!window.confirm(`Delete "${circuit.name}" with all its versions and runs? This cannot be undone.`)) return;
+    setBusy('delete');
+    try {
+      await api.deleteCircuit(circuit.id);
+      state.markSaved(); // nothing left to lose
+      navigate('#/');
     } catch (error) {
       fail(error);
       setBusy(null);
@@ -172,7 +204,7 @@ export function CircuitWorkspace({
       const text = await file.text();
       const doc = parseClipboard(text);
       if (!doc) throw new Error(`${file.name} is not a dbspweb circuit document (expected "format": "dbspweb.circuit" and "nodes").`);
-      state.apply(() => doc);
+      state.load(doc);
       setStatus(`Imported ${file.name} (${doc.nodes.length} nodes). Save to keep it.`);
       setProblems([]);
     } catch (error) {
@@ -269,6 +301,11 @@ export function CircuitWorkspace({
               Share
             </button>
           )}
+          {!readOnly && circuit && (
+            <button type="button" className="danger" data-testid="delete-circuit" onClick={() => void remove()} disabled={busy !== null}>
+              {busy === 'delete' ? 'Deleting…' : 'Delete'}
+            </button>
+          )}
         </div>
       </div>
       {status && (
@@ -291,7 +328,7 @@ export function CircuitWorkspace({
           circuit={circuit}
           readOnly={readOnly}
           onLoad={(doc, n) => {
-            state.apply(() => doc);
+            state.load(doc);
             setStatus(`Loaded version ${n} into the editor (not saved).`);
           }}
           onRestored={(v) => {
@@ -350,8 +387,14 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
     }
   };
 
+  // Opened from the toolbar at the top: bring it into view rather than below the canvas.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  }, []);
+
   return (
-    <div className="card" data-testid="version-history">
+    <div className="card" data-testid="version-history" ref={box}>
       <h2>Version history</h2>
       <ErrorText messages={errors} />
       {versions === null && errors.length === 0 && <p className="muted">Loading…</p>}
@@ -384,6 +427,9 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
 const wire = (e: { from: { node: string; port: string }; to: { node: string; port: string } }) =>
   `${e.from.node}.${e.from.port} → ${e.to.node}.${e.to.port}`;
 
+/** A changed value as the document holds it ("—" when the field was absent). */
+const shown = (value: unknown) => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
+
 function DiffView({ diff }: { diff: VersionDiff }) {
   const { nodes, edges } = diff;
   const empty = !nodes.added.length && !nodes.removed.length && !nodes.changed.length && !edges.added.length && !edges.removed.length;
@@ -401,7 +447,16 @@ function DiffView({ diff }: { diff: VersionDiff }) {
           <li key={`-${n.id}`} className="minus">− node {n.id} {n.kind ? `(${n.kind})` : ''}</li>
         ))}
         {nodes.changed.map((n) => (
-          <li key={`~${n.id}`}>~ node {n.id}: {n.fields.join(', ')}</li>
+          <li key={`~${n.id}`} data-testid="diff-changed">
+            ~ node {n.id}:
+            <ul>
+              {n.fields.map((field) => (
+                <li key={field} data-testid="diff-field" data-field={field}>
+                  {field}: <span className="minus">{shown(n.changes?.[field]?.from)}</span> → <span className="plus">{shown(n.changes?.[field]?.to)}</span>
+                </li>
+              ))}
+            </ul>
+          </li>
         ))}
         {edges.added.map((e) => (
           <li key={`+${wire(e)}`} className="plus">+ wire {wire(e)}</li>
