@@ -1,12 +1,15 @@
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { api, onAuthProblem } from './api';
 import { CircuitList } from './components/CircuitList';
-import { CircuitPage } from './components/CircuitPage';
 import { ErrorText, messagesOf } from './components/ErrorText';
 import { LoginForm } from './components/LoginForm';
-import { RunView } from './components/RunView';
-import { SharedPage } from './components/SharedPage';
 import { SignupForm } from './components/SignupForm';
+
+// The editor (React Flow, ELK) and the run dashboard are chunks of their own, loaded when
+// their page opens: the circuit list and login come up without them.
+const CircuitPage = lazy(() => import('./components/CircuitPage').then((m) => ({ default: m.CircuitPage })));
+const SharedPage = lazy(() => import('./components/SharedPage').then((m) => ({ default: m.SharedPage })));
+const RunView = lazy(() => import('./components/RunView').then((m) => ({ default: m.RunView })));
 import { mayLeave, pendingLoss } from './leaveGuard';
 import { parseRoute, type Route } from './route';
 
@@ -93,6 +96,7 @@ export function App() {
         )}
       </header>
       <main className="content">
+        <Suspense fallback={<p className="muted">Loading…</p>}>
         {auth.state === 'loading' && <p className="muted">Loading…</p>}
         {auth.state === 'error' && (
           <div>
@@ -108,6 +112,7 @@ export function App() {
           <LoginForm onLogin={(username) => setAuth({ state: 'signedIn', username })} />
         )}
         {auth.state === 'signedIn' && <Page route={route} username={auth.username} />}
+        </Suspense>
       </main>
     </div>
   );

@@ -1,7 +1,7 @@
 // A circuit: the editor (owner) or a read-only view, with save/rename/history,
 // import/export, the compiled plan, sharing, forking and its runs.
 
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
 import { api, type Circuit, type CircuitVersion, type Run } from '../api';
 import { editorApi, versionList, type EditorCircuit, type VersionDiff } from '../api/editor';
 import { CircuitEditor } from '../editor/CircuitEditor';
@@ -11,8 +11,11 @@ import { formatTime } from '../format';
 import { setLeaveGuard } from '../leaveGuard';
 import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
-import { PlanPane } from './PlanPane';
+
 import { ShareDialog } from './ShareDialog';
+
+// The compiled plan's canvas is a chunk of its own, loaded when the plan is first shown.
+const PlanPane = lazy(() => import('./PlanPane').then((m) => ({ default: m.PlanPane })));
 
 interface Props {
   /** null: a new, unsaved circuit. */
@@ -321,7 +324,11 @@ export function CircuitWorkspace({
         <div className="circuit-split-editor">
           <CircuitEditor state={state} readOnly={readOnly} refitOn={showPlan} />
         </div>
-        {showPlan && <PlanPane doc={state.doc} />}
+        {showPlan && (
+          <Suspense fallback={<p className="muted">Loading the plan…</p>}>
+            <PlanPane doc={state.doc} />
+          </Suspense>
+        )}
       </div>
       {showHistory && circuit && (
         <VersionHistory

@@ -4,7 +4,7 @@ import { newIdempotencyKey, pushRecords } from '../api/runs';
 import { CsvUpload } from '../dashboard/CsvUpload';
 import { GeneratorPanel } from '../dashboard/GeneratorPanel';
 import { formatRow, formatWeight } from '../format';
-import { buildRow, emptyValues, LIST_EXAMPLES, type FieldValue } from '../rowValues';
+import { DATE_FORMAT, TIMESTAMP_FORMAT, buildRow, emptyValues, LIST_EXAMPLES, type FieldValue } from '../rowValues';
 import { ErrorText, messagesOf } from './ErrorText';
 
 interface Props {
@@ -16,8 +16,8 @@ interface Props {
 }
 
 const PLACEHOLDERS: Partial<Record<Column['type'], string>> = {
-  date: 'YYYY-MM-DD',
-  timestamp: 'YYYY-MM-DD HH:MM:SS',
+  date: DATE_FORMAT,
+  timestamp: TIMESTAMP_FORMAT,
 };
 
 /** Placeholder of a column's field: a format hint, JSON array text for lists, else "null". */
