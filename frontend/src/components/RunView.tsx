@@ -2,6 +2,7 @@ import { lazy, Suspense, useCallback, useEffect, useMemo, useReducer, useRef, us
 import { api, ApiError, type Circuit, type CircuitDocument, type RunStatus } from '../api';
 import { runsApi, type RunDetail } from '../api/runs';
 import { defaultSeries, seriesKeys, seriesLabel } from '../dashboard/chartSeries';
+import { JsonlUpload } from '../dashboard/JsonlUpload';
 import { RunControls } from '../dashboard/RunControls';
 import { TickChart } from '../dashboard/TickChart';
 import { TickSlider } from '../dashboard/TickSlider';
@@ -237,6 +238,7 @@ export function RunView({ runId }: Props) {
           {run.inputs.map((input) => (
             <PushForm key={input.name} runId={run.id} input={input} disabled={finished} onPushed={refreshRun} />
           ))}
+          {run.inputs.length > 0 && <JsonlUpload runId={run.id} inputs={run.inputs} disabled={finished} onPushed={refreshRun} />}
         </div>
         <div className="views">
           {/* The outputs are what the user came for: first, in sight without scrolling. */}
