@@ -272,3 +272,96 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     expect(page.get_by_test_id("new-circuit")).to_be_visible()
     expect(page.get_by_test_id("circuit-item").filter(has_text="Sensor windows")).to_have_count(0)
     assert not type(windows).objects.filter(pk=windows.pk).exists()
+
+
+def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack, browser, make_user, tmp_path):
+    owner = make_user("demoowner", PASSWORD)
+    long_name = "Big orders — every order above one hundred, watched live as they arrive and leave the view"
+    long_text = "input -> filter (amount > 100) -> output. " * 12
+    services.create_circuit(owner, long_name, long_text, "public", example("big_orders"))
+    make_user("newcomer", PASSWORD)
+    page = browser()
+    log_in(page, "newcomer")
+
+    # A new user's home page offers the public demos; cards are clamped and show run status.
+    demos = page.get_by_test_id("demo-circuits")
+    expect(demos).to_be_visible()
+    card = demos.get_by_test_id("circuit-item").first
+    expect(card.locator("[data-testid^=card-run-]")).to_have_text("no runs yet")
+    description = card.get_by_test_id("circuit-description")
+    assert description.evaluate("el => el.scrollHeight > el.clientHeight + 2"), "the long description is not clamped"
+    assert description.get_attribute("title") == long_text
+    title = card.locator(".circuit-link")
+    assert title.evaluate("el => el.scrollHeight > el.clientHeight + 2"), "the long title is not clamped"
+    shot(page, "home-demos")
+
+    # Open the demo, fork it, run the fork.
+    title.click()
+    page.get_by_test_id("fork").click()
+    expect(page.get_by_test_id("start-run")).to_be_visible()
+    circuit_id = int(page.url.rsplit("/", 1)[-1])
+
+    # The compiled plan opens readable beside the editor and full size over the page.
+    page.get_by_test_id("toggle-plan").click()
+    expect(page.get_by_test_id("plan-pane").get_by_test_id("plan-circuit-node").first).to_be_visible(timeout=30_000)
+    page.get_by_test_id("plan-full-size").click()
+    pane = page.get_by_test_id("plan-pane")
+    box = pane.bounding_box()
+    assert box["width"] > 0.9 * VIEWPORT["width"] and box["height"] > 0.9 * VIEWPORT["height"], box
+    page.wait_for_timeout(500)
+    zoom = pane.locator(".react-flow__viewport").evaluate("el => new DOMMatrix(getComputedStyle(el).transform).a")
+    assert zoom >= 0.7, f"the plan opens at zoom {zoom}: labels too small to read"
+    shot(page, "plan-full-size")
+    page.get_by_test_id("plan-full-size").click()
+
+    page.get_by_test_id("start-run").click()
+    expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+    run_id = int(page.url.rsplit("/", 1)[-1])
+
+    # JSONL: the demo's own push file, previewed, then sent one push per line.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"orders": [{"insert": {"id": null, "amount": 1.5}}]}\n{"shipments": []}\n')
+    page.get_by_test_id("jsonl-file").set_input_files(str(bad))
+    expect(page.get_by_test_id("jsonl-summary")).to_contain_text("with errors")
+    expect(page.get_by_test_id("jsonl-row").first).to_contain_text("id must not be null")
+    expect(page.get_by_test_id("jsonl-line-errors")).to_contain_text('line 2: unknown input "shipments"')
+    expect(page.get_by_test_id("jsonl-submit")).to_be_disabled()
+    page.get_by_test_id("jsonl-file").set_input_files(str(EXAMPLES / "big_orders.pushes.jsonl"))
+    expect(page.get_by_test_id("jsonl-summary")).to_contain_text("3 pushes, 4 records, all valid")
+    expect(page.get_by_test_id("jsonl-row")).to_have_count(3)
+    shot(page, "dashboard-jsonl-preview")
+    page.get_by_test_id("jsonl-submit").click()
+    expect(page.get_by_test_id("jsonl-result")).to_have_text("Sent 3 pushes.")
+    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes", timeout=60_000)
+    rows = page.get_by_test_id("view-table-big_orders").get_by_test_id("view-row")
+    expect(rows).to_have_count(1)
+    expect(rows).to_have_text(re.compile(r"3\s*cy\s*120"))
+
+    # The form checks what the server checks, under each field: id is NOT NULL; 1e3 is 1000.
+    page.get_by_test_id("push-field-orders-amount").fill("1e3")
+    page.get_by_test_id("push-insert-orders").click()
+    expect(page.get_by_test_id("push-field-error-orders-id")).to_have_text("id must not be empty (the column is not nullable)")
+    shot(page, "dashboard-field-error")
+    page.get_by_test_id("push-field-orders-id").fill("7")
+    page.get_by_test_id("push-insert-orders").click()
+    expect(page.get_by_test_id("push-result-orders")).to_contain_text("Accepted")
+    expect(rows).to_have_count(2, timeout=60_000)
+    expect(page.get_by_test_id("view-table-big_orders")).to_contain_text("1000")
+
+    # The CSV preview shows every column of the push: left-out ones as null, _weight as 1.
+    page.get_by_test_id("push-tab-csv-orders").click()
+    csv = tmp_path / "two.csv"
+    csv.write_text("id,amount\n8,500\n")
+    page.get_by_test_id("csv-file-orders").set_input_files(str(csv))
+    headers = page.get_by_test_id("csv-preview-orders").locator("th").all_inner_texts()
+    assert [h.strip().lower() for h in headers] == ["line", "problems", "id", "amount", "customer", "_weight"], headers
+    cells = page.get_by_test_id("csv-row").first.locator("td").all_inner_texts()
+    assert [c.strip() for c in cells[2:]] == ["8", "500", "null", "1"], cells
+    shot(page, "dashboard-csv-every-column")
+
+    # Back home, the fork's card says its run is running.
+    page.get_by_role("link", name="Circuits").first.click()
+    status = page.locator(f'[data-testid=circuit-item][data-circuit-id="{circuit_id}"]').get_by_test_id(f"card-run-{circuit_id}")
+    expect(status).to_have_attribute("data-status", "running")
+    expect(status).to_contain_text(f"run #{run_id}")
+    shot(page, "home-run-status")
