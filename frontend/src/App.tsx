@@ -11,7 +11,8 @@ const CircuitPage = lazy(() => import('./components/CircuitPage').then((m) => ({
 const SharedPage = lazy(() => import('./components/SharedPage').then((m) => ({ default: m.SharedPage })));
 const RunView = lazy(() => import('./components/RunView').then((m) => ({ default: m.RunView })));
 import { mayLeave, pendingLoss } from './leaveGuard';
-import { parseRoute, type Route } from './route';
+import { parseRoute, runsHref, type Route } from './route';
+import { RunsPage } from './components/RunsPage';
 
 type Auth =
   | { state: 'loading' }
@@ -88,6 +89,9 @@ export function App() {
         </a>
         {auth.state === 'signedIn' && (
           <div className="user">
+            <a href={runsHref} className="nav-link" data-testid="nav-runs">
+              My runs
+            </a>
             <span data-testid="current-user">{auth.username}</span>
             <button className="link" data-testid="logout" onClick={logout}>
               Log out
@@ -136,6 +140,8 @@ function Page({ route, username }: { route: Route; username: string }) {
       );
     case 'run':
       return <RunView key={route.id} runId={route.id} />;
+    case 'runs':
+      return <RunsPage />;
     case 'notFound':
       return (
         <p className="muted">

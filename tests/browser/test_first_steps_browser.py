@@ -12,6 +12,7 @@ circuit after confirmation. Screenshots go to tests/artifacts/first-steps-*.png.
 import copy
 import json
 import re
+import time
 
 import httpx
 import pytest
@@ -92,6 +93,18 @@ def assert_apart(page):
         assert canvas["x"] <= box[0] and box[0] + box[2] <= canvas["x"] + canvas["width"], f"{n} is cut off"
         assert canvas["y"] <= box[1] and box[1] + box[3] <= canvas["y"] + canvas["height"], f"{n} is cut off"
     return boxes
+
+
+def wait_apart(page, seconds=20):
+    """assert_apart once the editor had time to lay out (ELK loads on first use)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return assert_apart(page)
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            page.wait_for_timeout(300)
 
 
 def test_dashboard_outputs_first_chart_defaults_neutral_colours_and_stop_confirm(live_stack, browser, make_user):
@@ -177,13 +190,13 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     # The Big orders demo opens with its input beside its filter, not on it.
     page.goto(f"/#/circuits/{big.id}")
     expect(page.get_by_test_id("circuit-node")).to_have_count(3)
-    assert_apart(page)
+    wait_apart(page)
     expect(page.get_by_test_id("unsaved")).to_have_count(0)  # laying out on open is no edit
     shot(page, "editor-big-orders-open")
     # ... and after a reload nothing sits under the minimap.
     page.reload()
     expect(page.get_by_test_id("circuit-node")).to_have_count(3)
-    assert_apart(page)
+    wait_apart(page)
 
     # A pasted node lands beside the original, not on it.
     select(page, "big")
@@ -220,7 +233,7 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     path.write_text(json.dumps(bare))
     page.get_by_test_id("import-file").set_input_files(str(path))
     expect(page.get_by_test_id("circuit-node")).to_have_count(5)
-    assert_apart(page)
+    wait_apart(page)
     shot(page, "editor-imported-without-positions")
 
     # Palette search finds names first: "sum" is the aggregate (and windows), not union.
@@ -353,6 +366,7 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     csv = tmp_path / "two.csv"
     csv.write_text("id,amount\n8,500\n")
     page.get_by_test_id("csv-file-orders").set_input_files(str(csv))
+    expect(page.get_by_test_id("csv-summary-orders")).to_contain_text("1 row, all valid")
     headers = page.get_by_test_id("csv-preview-orders").locator("th").all_inner_texts()
     assert [h.strip().lower() for h in headers] == ["line", "problems", "id", "amount", "customer", "_weight"], headers
     cells = page.get_by_test_id("csv-row").first.locator("td").all_inner_texts()
@@ -365,3 +379,17 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     expect(status).to_have_attribute("data-status", "running")
     expect(status).to_contain_text(f"run #{run_id}")
     shot(page, "home-run-status")
+
+    # "My runs" lists the user's runs across circuits; stopping one asks first.
+    page.get_by_test_id("nav-runs").click()
+    row = page.locator(f'[data-testid=my-run][data-run-id="{run_id}"]')
+    expect(row).to_have_attribute("data-status", "running")
+    expect(row).to_contain_text(long_name[:20])
+    page.once("dialog", lambda d: d.dismiss())
+    page.get_by_test_id(f"my-run-stop-{run_id}").click()
+    expect(row).to_have_attribute("data-status", "running")
+    page.once("dialog", lambda d: d.accept())
+    page.get_by_test_id(f"my-run-stop-{run_id}").click()
+    expect(row).to_have_attribute("data-status", "stopped", timeout=60_000)
+    expect(page.get_by_test_id(f"my-run-stop-{run_id}")).to_have_count(0)
+    shot(page, "my-runs")
