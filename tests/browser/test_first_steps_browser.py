@@ -198,8 +198,21 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     expect(page.get_by_test_id("circuit-node")).to_have_count(3)
     wait_apart(page)
 
-    # A pasted node lands beside the original, not on it.
+    # A broken predicate is said on the node without widening it onto its neighbours.
     select(page, "big")
+    width = node_boxes(page)["big"][2]
+    page.get_by_test_id("param-predicate").fill("amount > > 100 and the rest of a long, long sentence")
+    expect(page.get_by_test_id("node-errors-big")).to_be_visible(timeout=15_000)
+    assert node_boxes(page)["big"][2] == width
+    wait_apart(page)
+    # ... once per place in the panel: under the field, not again in the node's problem list.
+    expect(page.get_by_test_id("param-predicate-error")).to_be_visible()
+    expect(page.get_by_test_id("node-problems")).to_have_count(0)
+    shot(page, "editor-error-on-node")
+    page.get_by_test_id("param-predicate").fill("amount > 100")
+    expect(page.get_by_test_id("node-errors-big")).to_have_count(0, timeout=15_000)
+
+    # A pasted node lands beside the original, not on it.
     page.get_by_test_id("copy").click()
     page.get_by_test_id("paste").click()
     expect(node(page, "big_copy")).to_have_count(1)

@@ -165,7 +165,11 @@ export function OperatorNode({ id, data, selected }: NodeProps<FlowNode>) {
         <span className="op-id">{node.label ?? id}</span>
         {errors > 0 && <span className="op-error-count" title={`${errors} problem(s)`}>!</span>}
       </div>
-      {text && <div className="op-summary">{text}</div>}
+      {text && (
+        <div className="op-summary" title={text}>
+          {text}
+        </div>
+      )}
       {inserted && typeof node.state_of === 'string' && <div className="op-summary">state of {node.state_of}</div>}
       {incremental?.form && <div className="op-form">Δ form: {incremental.form}</div>}
       <Marks id={id} />

@@ -28,8 +28,8 @@ describe('placement', () => {
   it('moves a drop near the edge inside the visible canvas', () => {
     const view = { x: 0, y: 0, width: 800, height: 500 };
     const corner = dropCorner({ x: 795, y: 495 }, view);
-    expect(corner.x + 180).toBeLessThanOrEqual(800);
+    expect(corner.x + 200).toBeLessThanOrEqual(800);
     expect(corner.y + 64).toBeLessThanOrEqual(500);
-    expect(dropCorner({ x: 400, y: 200 }, view)).toEqual({ x: 310, y: 180 });
+    expect(dropCorner({ x: 400, y: 200 }, view)).toEqual({ x: 300, y: 180 });
   });
 });
