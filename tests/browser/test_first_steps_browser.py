@@ -95,6 +95,15 @@ def assert_apart(page):
     return boxes
 
 
+def answered(page, messages, seconds=10):
+    """The dialogs answered so far, once there is one (a confirm comes after the click returns)."""
+    for _ in range(int(seconds * 10)):
+        if messages:
+            break
+        page.wait_for_timeout(100)
+    return messages
+
+
 def wait_apart(page, seconds=20):
     """assert_apart once the editor had time to lay out (ELK loads on first use)."""
     deadline = time.monotonic() + seconds
@@ -172,8 +181,8 @@ def test_dashboard_outputs_first_chart_defaults_neutral_colours_and_stop_confirm
     messages = []
     page.once("dialog", lambda d: (messages.append(d.message), d.dismiss()))
     page.get_by_test_id("stop-run").click()
+    assert answered(page, messages) and "Stop run" in messages[0]
     expect(page.get_by_test_id("run-status")).to_have_text("running")
-    assert messages and "Stop run" in messages[0]
     page.once("dialog", lambda d: d.accept())
     page.get_by_test_id("stop-run").click()
     expect(page.get_by_test_id("run-status")).to_have_text("stopped", timeout=60_000)
@@ -225,15 +234,15 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     asked = []
     page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
     page.get_by_role("link", name="Circuits").first.click()
+    assert answered(page, asked) and "unsaved changes" in asked[0]
     expect(node(page, "big_copy")).to_have_count(1)
-    assert asked and "unsaved changes" in asked[0]
     assert page.url.endswith(f"/#/circuits/{big.id}")
 
     # "Start run" on edited work asks to save a version first; refused, nothing is saved.
     asked.clear()
     page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
     page.get_by_test_id("start-run").click()
-    assert asked and "Save them as version 2" in asked[0]
+    assert answered(page, asked) and "Save them as version 2" in asked[0]
     expect(page.get_by_test_id("unsaved")).to_be_visible()
     big.refresh_from_db()
     assert big.latest_version.number == 1
@@ -290,8 +299,10 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
 
     # Deleting asks; dismissed keeps the circuit, accepted removes it and goes home.
     page.evaluate("window.scrollTo(0, 0)")
-    page.once("dialog", lambda d: d.dismiss())
+    asked.clear()
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
     page.get_by_test_id("delete-circuit").click()
+    assert answered(page, asked) and "Delete" in asked[0]
     expect(page.get_by_test_id("circuit-name")).to_have_text("Sensor windows")
     page.once("dialog", lambda d: d.accept())
     page.get_by_test_id("delete-circuit").click()
@@ -398,8 +409,10 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     row = page.locator(f'[data-testid=my-run][data-run-id="{run_id}"]')
     expect(row).to_have_attribute("data-status", "running")
     expect(row).to_contain_text(long_name[:20])
-    page.once("dialog", lambda d: d.dismiss())
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
     page.get_by_test_id(f"my-run-stop-{run_id}").click()
+    assert answered(page, asked) and f"Stop run #{run_id}" in asked[0]
     expect(row).to_have_attribute("data-status", "running")
     page.once("dialog", lambda d: d.accept())
     page.get_by_test_id(f"my-run-stop-{run_id}").click()
