@@ -64,6 +64,8 @@ export interface CircuitDocument {
 
 export interface CircuitVersion {
   number: number;
+  /** The author's words about the version ("" when none). */
+  message?: string;
   document: CircuitDocument;
   created_at: string;
 }

@@ -280,16 +280,19 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     page.get_by_test_id("param-lateness-unit").select_option("minutes")
     page.get_by_test_id("param-lateness").fill("1")
     expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true", timeout=15_000)
+    page.get_by_test_id("version-message").fill("longer windows, a minute late")
     shot(page, "editor-window-durations")
     page.get_by_test_id("save-version").click()
     expect(page.get_by_test_id("save-status")).to_contain_text("version 2")
     windows.refresh_from_db()
     params = next(n for n in windows.latest_version.document["nodes"] if n["id"] == "per_minute")["params"]
     assert (params["size"], params["lateness"]) == ("2 minutes", "1 minute")
+    assert windows.latest_version.message == "longer windows, a minute late"
 
     # The diff shows what a field was and what it became; history opens in view.
     page.get_by_test_id("toggle-history").click()
     expect(page.get_by_test_id("version-history")).to_be_in_viewport(timeout=5_000)
+    expect(page.get_by_test_id("version-message-2")).to_contain_text("longer windows, a minute late")
     page.get_by_test_id("version-diff-1").click()
     size = page.locator('[data-testid=diff-field][data-field="params.size"]')
     expect(size).to_contain_text("1 minute")

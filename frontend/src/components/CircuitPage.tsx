@@ -104,7 +104,8 @@ export function CircuitWorkspace({
     setStatus(null);
   };
 
-  const save = useCallback(async (): Promise<boolean> => {
+  const [message, setMessage] = useState('');
+  const save = useCallback(async (messageOverride?: string): Promise<boolean> => {
     setBusy('save');
     setProblems([]);
     try {
@@ -114,8 +115,9 @@ export function CircuitWorkspace({
         navigate(circuitHref(created.id));
         return true;
       }
-      const saved = await editorApi.saveVersion(circuit.id, state.doc);
+      const saved = await editorApi.saveVersion(circuit.id, state.doc, (messageOverride ?? message).trim());
       state.markSaved();
+      setMessage('');
       onCircuit({ ...circuit, latest_version: saved as CircuitVersion });
       setStatus(`Saved version ${saved.number}.`);
       return true;
@@ -125,7 +127,7 @@ export function CircuitWorkspace({
     } finally {
       setBusy(null);
     }
-  }, [circuit, name, state, onCircuit]);
+  }, [circuit, name, state, onCircuit, message]);
 
   const rename = async () => {
     if (!circuit) return setRenaming(false);
@@ -160,8 +162,12 @@ export function CircuitWorkspace({
     if (state.dirty) {
       // Never saved silently: the run is of a version the user chose to save.
       const next = (version?.number ?? 0) + 1;
-      if (!window.confirm(`Your changes are not saved. Save them as version ${next} and start a run of it?`)) return;
-      if (!(await save())) return;
+      const said = window.prompt(
+        `Your changes are not saved. Save them as version ${next} and start a run of it? What changed (optional):`,
+        message,
+      );
+      if (said === null) return;
+      if (!(await save(said))) return;
     }
     setBusy('start');
     try {
@@ -265,6 +271,19 @@ export function CircuitWorkspace({
           )}
         </div>
         <div className="actions">
+          {!readOnly && (
+            <input
+              type="text"
+              className="version-message"
+              aria-label="Version message"
+              placeholder="What changed? (optional)"
+              maxLength={500}
+              data-testid="version-message"
+              value={message}
+              onChange={(e) => setMessage(e.target.value)}
+              hidden={!circuit}
+            />
+          )}
           {!readOnly && (
             <button type="button" className="primary" data-testid="save-version" onClick={() => void save()} disabled={busy !== null}>
               {busy === 'save' ? 'Saving…' : circuit ? 'Save version' : 'Save circuit'}
@@ -409,6 +428,12 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
         {(versions ?? []).map((v) => (
           <li key={v.number} data-testid="version-item" data-version={v.number}>
             <b>v{v.number}</b> <span className="muted">{formatTime(v.created_at)}</span> · {v.document?.nodes?.length ?? '?'} nodes
+            {v.message && (
+              <span className="version-note" data-testid={`version-message-${v.number}`}>
+                {' '}
+                — {v.message}
+              </span>
+            )}
             {v.number === latest && <span className="badge">latest</span>}
             <button type="button" data-testid={`version-load-${v.number}`} onClick={() => v.document && onLoad(v.document as Doc, v.number)}>
               View in editor
