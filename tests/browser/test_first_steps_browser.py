@@ -8,6 +8,9 @@ positions with no node on another or under the minimap, edits window durations a
 number and a unit, finds "sum" by name, pastes beside the original, asks before leaving
 unsaved work or running it, shows a version diff's old and new values, and deletes a
 circuit after confirmation. Screenshots go to tests/artifacts/first-steps-*.png.
+
+Each test takes 25-50 s on the 2-core machine (a live run on Spark, a real browser, ELK
+loaded on demand): each walks a whole first-visit path, so there are only three.
 """
 import copy
 import json
