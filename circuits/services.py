@@ -162,11 +162,12 @@ def revoke_share_token(circuit: Circuit) -> Circuit:
 
 
 @transaction.atomic
-def add_version(circuit: Circuit, document) -> CircuitVersion:
+def add_version(circuit: Circuit, document, message: str = "") -> CircuitVersion:
     _require_valid(document)
     circuit = Circuit.objects.select_for_update().get(pk=circuit.pk)
     latest = circuit.latest_version
-    version = CircuitVersion.objects.create(circuit=circuit, number=(latest.number + 1) if latest else 1, document=document)
+    version = CircuitVersion.objects.create(circuit=circuit, number=(latest.number + 1) if latest else 1, document=document,
+                                            message=message)
     circuit.save(update_fields=["updated_at"])
     return version
 

@@ -126,6 +126,11 @@ FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
 STATICFILES_DIRS = [("app", FRONTEND_DIST)] if FRONTEND_DIST.exists() else []
 WHITENOISE_USE_FINDERS = True  # serve straight from frontend/dist without collectstatic
 WHITENOISE_AUTOREFRESH = DEBUG
+# Vite names every built asset after its content hash (assets/<name>-<8 chars>.<ext>): a
+# new build is a new name, so these are cached for a year and never revalidated. The
+# build writes .br/.gz beside them (frontend/vite.config.ts), which WhiteNoise serves to
+# browsers that accept them. index.html (served by the app view) is never cached long.
+WHITENOISE_IMMUTABLE_FILE_TEST = r"^/static/app/assets/.+-[A-Za-z0-9_-]{8}\.[a-z0-9]+$"
 
 # --- Redis: Celery broker and Channels layer ------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

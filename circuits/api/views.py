@@ -72,7 +72,7 @@ class CircuitViewSet(viewsets.ModelViewSet):
         require_owner(request, circuit)
         body = NewVersionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        version = services.add_version(circuit, body.validated_data["document"])
+        version = services.add_version(circuit, body.validated_data["document"], body.validated_data["message"])
         return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 
