@@ -12,6 +12,7 @@ import json
 import time
 from abc import ABC, abstractmethod
 
+from .numeric import COMPUTING_KINDS, ValueOutOfRange, check_rows, check_table, is_overflow, node_label
 from .plan import Plan
 from .types import BIGINT_MAX, BIGINT_MIN, Schema, coerce_row, raise_if, row_to_dict
 from .zset import ZSet
@@ -187,7 +188,16 @@ class Runtime(ABC):
                 sizes = [self.size(v) for v in inputs.values()]
                 stats[node_id] = {"rows_in": sum(sizes)} if None not in sizes else {}
             executor = self.executors[node_id]
-            result = executor.step(inputs)
+            try:
+                result = executor.step(inputs)
+            except Exception as error:  # an overflow inside an operator: named, as the numeric rule says
+                if isinstance(error, ValueOutOfRange) and error.where is None:
+                    raise ValueOutOfRange(node_label(node_id, op.kind), error.what) from None
+                if not isinstance(error, ValueOutOfRange) and is_overflow(error):
+                    raise ValueOutOfRange(node_label(node_id, op.kind), "a value is outside the bigint range (64 bits)") from error
+                raise
+            if op.kind in COMPUTING_KINDS:  # a sum of 1.7e308s, a bigint past 64 bits: fail here, naming the node
+                self.check_numbers(node_id, op, result)
             if op.kind == "fixedpoint":  # several outputs, kept under their export ids
                 values.update(result)
                 inner = executor.progress(self.tick)
@@ -225,6 +235,22 @@ class Runtime(ABC):
             stats=stats,
             ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+    def check_numbers(self, node_id: str, op, result) -> None:
+        """Raise numeric.ValueOutOfRange when a value a node computed is out of range (a
+        double not finite, a bigint beyond 64 bits), for values on the driver: a ZSet, or
+        a change with its rows on the driver (a Spark DataFrame is checked by the
+        expressions and aggregates compiled into it)."""
+        values = result.items() if op.kind == "fixedpoint" else [(node_id, result)]
+        for key, value in values:
+            schema = self.plan.schemas.get(key)
+            if value is None or schema is None:
+                continue
+            label = node_label(node_id, op.kind)
+            if isinstance(value, ZSet):
+                check_rows((row for row, _ in value), [c.type for c in schema.columns], label)
+            elif getattr(value, "rows", None) is not None:
+                check_table(value.table(), {c.name: c.type for c in schema.columns}, label)
 
     def snapshot(self, directory):
         """Write every executor's state and the tick reached into `directory`

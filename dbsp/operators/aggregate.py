@@ -92,7 +92,8 @@ class Aggregate(Grouped):
         from ..frames import WEIGHT
 
         w = F.col(WEIGHT)
-        cols = [spark_aggregate(fn, e.to_spark() if e else None, w, self.is_global, rtype).alias(name) for fn, e, name, rtype in self.aggs]
+        cols = [spark_aggregate(fn, e.to_spark() if e else None, w, self.is_global, rtype, e.where if e else None, e.type if e else None).alias(name)
+                for fn, e, name, rtype in self.aggs]
         if self.is_global:
             return df.agg(*cols).withColumn(WEIGHT, F.lit(1).cast("long"))
         grouped = df.groupBy(*self.group_by).agg(*cols, F.sum(w).alias("__total"))
