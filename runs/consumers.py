@@ -69,6 +69,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self._close_after_failure(send, SERVER_ERROR, "server error")
 
     async def _close_after_failure(self, send, code: int, reason: str):
+        if getattr(self, "_rejoin", None) is not None:
+            self._rejoin.cancel()  # disconnect() will not run
         if self._closed:
             return
         try:

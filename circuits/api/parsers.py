@@ -77,7 +77,7 @@ class GuardedJSONParser(JSONParser):
         setting = getattr(view, "max_body_setting", "DBSPWEB_MAX_BODY_BYTES")
         if limit is None:
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        declared = _content_length(request)
+        declared = content_length(request)
         if limit is not None and declared is not None and declared > limit:
             raise body_too_big(declared, limit, setting)
         body = stream.read(limit + 1) if limit is not None else stream.read()
@@ -103,7 +103,7 @@ class GuardedJSONParser(JSONParser):
         return data
 
 
-def _content_length(request) -> int | None:
+def content_length(request) -> int | None:
     try:
         return int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else None
     except (ValueError, AttributeError):

@@ -3,16 +3,10 @@ and then failed the run) or JSON nested beyond DBSPWEB_MAX_JSON_DEPTH is refused
 400 naming the path or the limit, and nothing is logged."""
 import pytest
 
-from runs.models import Push, Run
+from runs.models import Push
+from tests.runs.test_api_push_csv import run  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def run(make_user, circuit_of):
-    alice = make_user("alice")
-    circuit = circuit_of(alice)
-    return Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running")
 
 
 def push(api, run, body: bytes, content_type="application/json"):
