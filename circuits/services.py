@@ -156,9 +156,9 @@ def update_share(circuit: Circuit, visibility: str | None = None, grants: list[d
     if visibility is not None and visibility != circuit.visibility:
         circuit.visibility = visibility
         circuit.save(update_fields=["visibility", "updated_at"])
-        _access_changed(circuit)
+        notify_access_changed(circuit)
     if grants is not None:
-        _access_changed(circuit)
+        notify_access_changed(circuit)
         wanted = {g["user"].pk: g["can_operate"] for g in grants}
         if circuit.owner_id in wanted:
             raise ServiceError("The owner needs no grant.", 400, [{"field": "grants", "message": "the owner cannot be granted access"}])
@@ -168,7 +168,8 @@ def update_share(circuit: Circuit, visibility: str | None = None, grants: list[d
     return circuit
 
 
-def _access_changed(circuit: Circuit) -> None:
+def notify_access_changed(circuit: Circuit) -> None:
+    """After the commit: who may read the circuit may have narrowed (signals.py)."""
     circuit_id = circuit.pk
     transaction.on_commit(lambda: circuit_access_changed.send(sender=Circuit, circuit_id=circuit_id))
 
@@ -187,7 +188,7 @@ def revoke_share_token(circuit: Circuit) -> Circuit:
     with transaction.atomic():
         circuit.share_token = new_share_token()
         circuit.save(update_fields=["share_token", "updated_at"])
-        _access_changed(circuit)
+        notify_access_changed(circuit)
     return circuit
 
 

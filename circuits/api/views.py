@@ -65,6 +65,8 @@ class CircuitViewSet(DocumentBody, viewsets.ModelViewSet):
         require_owner(self.request, serializer.instance)
         document = serializer.validated_data.pop("document", None)
         tags = serializer.validated_data.pop("tags", None)
+        if serializer.validated_data.get("visibility", serializer.instance.visibility) != serializer.instance.visibility:
+            services.notify_access_changed(serializer.instance)
         if document is not None:
             services.add_version(serializer.instance, document)
         if tags is not None:

@@ -78,12 +78,13 @@ async def test_removing_a_grant_closes_the_grantees_socket(make_user):
     await carols.disconnect()
 
 
-async def test_making_the_circuit_private_closes_other_watchers(make_user):
+@pytest.mark.parametrize("where", ["share/", ""])  # the share settings, or the circuit itself
+async def test_making_the_circuit_private_closes_other_watchers(make_user, where):
     run = await database_sync_to_async(setup_run)(make_user, visibility="public")
     owner = run.created_by
     stranger = await database_sync_to_async(make_user)("stranger")
     anonymous, strangers, owners = await opened(run, AnonymousUser()), await opened(run, stranger), await opened(run, owner)
-    await rest(owner, "patch", f"/api/circuits/{run.circuit_id}/share/", {"visibility": "private"})
+    await rest(owner, "patch", f"/api/circuits/{run.circuit_id}/{where}", {"visibility": "private"})
     await assert_closed_for_access(anonymous, run)
     await assert_closed_for_access(strangers, run)
     await assert_still_live(owners, run)
