@@ -6,7 +6,7 @@ circuits, versions, runs and pushes are the same after it); an accepted one stor
 lone surrogate (the newest push, version and circuit are read back).
 
 Bounded: derandomized, a fixed number of examples per test (FUZZ_EXAMPLES); the file
-takes about 40 s on the 2-core machine.
+takes 45-65 s on the 2-core machine (4 tests, the longest ~23 s).
 """
 import json
 
