@@ -3,6 +3,11 @@
     python -m dbsp validate CIRCUIT.json          every problem, one JSON object per line
     python -m dbsp plan CIRCUIT.json              the compiled incremental plan (a document)
     python -m dbsp run CIRCUIT.json PUSHES.jsonl  per tick, the output deltas as JSON lines
+    python -m dbsp datalog PROGRAM.dl             the circuit a Datalog program compiles to
+
+Wherever a circuit is read, a Datalog program (a `.dl` file) may stand instead: it is
+compiled first (docs/datalog.md); its input relations without a `.decl` take their
+columns from the pushes file given to `run` (or `datalog --pushes`).
 
 A pushes file has one line per tick: {"<input>": [change records...], ...}; an empty
 object (or blank line) is an empty tick. Change records: {"insert": row},
@@ -21,9 +26,18 @@ from .runtime import changes_from_records
 from .validate import validate
 
 
-def _load(path: str):
+def _load(path: str, pushes: str | None = None):
     with open(path) as f:
-        return json.load(f)
+        if not path.endswith(".dl"):
+            return json.load(f)
+        text = f.read()
+    from .datalog import compile_program, schemas_from_pushes
+
+    schemas = None
+    if pushes is not None:
+        with open(pushes) as p:
+            schemas = schemas_from_pushes([json.loads(line) for line in p if line.strip()])
+    return compile_program(text, schemas)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("validate", help="list every problem of a circuit").add_argument("circuit")
     sub.add_parser("plan", help="print the compiled incremental plan").add_argument("circuit")
+    datalog = sub.add_parser("datalog", help="print the circuit document a Datalog program compiles to")
+    datalog.add_argument("circuit", metavar="program")
+    datalog.add_argument("--pushes", help="a pushes file typing the input relations without a .decl")
     run = sub.add_parser("run", help="run a circuit over a pushes file")
     run.add_argument("circuit")
     run.add_argument("pushes")
@@ -38,11 +55,20 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--stats", action="store_true", help="include frontier and stats per tick")
     args = parser.parse_args(argv)
 
+    from .datalog import DatalogInvalid
+
     try:
-        document = _load(args.circuit)
+        document = _load(args.circuit, getattr(args, "pushes", None))
     except (OSError, json.JSONDecodeError) as e:
         print(f"cannot read {args.circuit}: {e}", file=sys.stderr)
         return 2
+    except DatalogInvalid as e:
+        for p in e.problems:
+            print(json.dumps(p.as_dict() | {"file": args.circuit}), file=sys.stderr)
+        return 1
+    if args.command == "datalog":
+        print(json.dumps(document, indent=1, ensure_ascii=False))
+        return 0
     if args.command == "validate":
         problems = validate(document)
         for p in problems:
