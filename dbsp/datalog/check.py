@@ -24,7 +24,7 @@ from ..validate import _components
 from .errors import DatalogInvalid, SourceProblem
 from .syntax import TYPES, Atom, BinOp, Comparison, Const, Neg, Program, Rule, Span, Var, variables
 
-UNIT = "__unit"  # the column of a binding with no variables (reserved: variables may not start with __)
+UNIT = "no__vars"  # the column of a binding with no variables (reserved: variables may not contain __)
 
 
 @dataclass
@@ -194,8 +194,8 @@ def _safety(rule: Rule, problems) -> set[str]:
                 elif isinstance(arg, Var) and arg.name != "_":
                     bound.add(arg.name)
     for v in variables(rule.head) + [v for lit in rule.body for v in variables(lit)]:
-        if v.name.startswith("__"):
-            problems.append(_problem(f"variable names starting with __ are reserved ({v.name})", v.span, rule))
+        if "__" in v.name:
+            problems.append(_problem(f"variable names with __ are reserved ({v.name})", v.span, rule))
     assigned: set[str] = set()
     comparisons = [lit for lit in rule.body if isinstance(lit, Comparison)]
     progress = True
@@ -277,7 +277,7 @@ def _negative_cycle(rule: Rule, lit: Atom, succ, via, members) -> SourceProblem:
     while came_from[chain[-1]] is not None:
         chain.append(came_from[chain[-1]])
     cycle_rules = [rule] + [via[(a, b)] for a, b in zip(chain[::-1], chain[::-1][1:])]
-    names = "; ".join(f"rule {r.index} at line {r.span}: {r.text}" for r in dict.fromkeys(cycle_rules))
+    names = "; ".join(f"rule {r.index} at line {r.span}: {r.text}" for r in {r.index: r for r in cycle_rules}.values())
     return _problem(f"not stratifiable: {rule.head.relation} depends on the negation of {lit.relation}, which depends on "
                     f"{rule.head.relation} (a cycle through negation: {names})", lit.span, rule)
 

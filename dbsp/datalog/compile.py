@@ -183,7 +183,7 @@ def _rule(checked: Checked, rule: Rule, rel: Relation, scope: _Scope, lookup) ->
 
 def _atom(checked: Checked, atom: Atom, b: _Binding, lookup) -> tuple[tuple[str, str], list[str]]:
     """The atom's relation filtered by its constants and repeated variables, its columns
-    renamed to its variables (a relation of one column __unit when it has none)."""
+    renamed to its variables (one column no__vars = TRUE when it has none)."""
     names = checked.relations[atom.relation].names
     conditions, mapping = [], {}
     for arg, col in zip(atom.args, names):
