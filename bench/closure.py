@@ -113,9 +113,9 @@ def median_ms(samples):
 
 
 # ---- dbspweb ---------------------------------------------------------------------------
-def fold(closure: dict, result) -> None:
-    """Integrate a tick's `closure` delta (read from the driver-side Arrow rows)."""
-    value = result._raw["closure"]
+def fold(closure: dict, result, view: str = "closure") -> None:
+    """Integrate a tick's delta of `view` (src, dst) (read from the driver-side Arrow rows)."""
+    value = result._raw[view]
     if value is None:
         return
     t = value.table()
