@@ -1,6 +1,7 @@
 """A checked Datalog program -> a circuit document (docs/circuit-format.md).
 
-- Input relation `r`: an `input` node `r` (columns NOT NULL: Datalog has no NULLs).
+- Input relation `r`: an `input` node `r` (columns NOT NULL: Datalog has no NULLs),
+  then `distinct`: a fact is in the relation while its weight is positive.
 - A rule: each positive atom becomes its relation filtered by its constants and
   repeated variables and mapped onto its variables' names; atoms are joined on the
   variables they share (a product when none), comparisons become filters and
@@ -78,7 +79,9 @@ def compile_checked(checked: Checked) -> dict:
         if rel.input:
             schema = [{"name": c, "type": t, "nullable": False} for c, t in rel.columns]
             top.node(name, "input", {"schema": schema}, _source(rel.span), label=f"input {name}")
-            where[name] = (name, "out")
+            facts = top.add(f"{name}_facts", "distinct", {}, _source(rel.span), label=f"{name} (a set: facts with a positive weight)")
+            top.wire((name, "out"), facts)
+            where[name] = (facts, "out")
     for stratum in checked.strata:
         if stratum.recursive:
             _fixed_point(checked, stratum.relations, top, where)
