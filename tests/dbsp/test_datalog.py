@@ -288,3 +288,15 @@ def test_cli_types_undeclared_inputs_from_the_pushes(tmp_path):
     assert [len(json.loads(line)["outputs"]["reach"]) for line in done.stdout.splitlines()] == [6, 4, 6, 4]
     done = cli("datalog", str(program))
     assert done.returncode == 1 and "unknown relation 'edge'" in done.stderr
+
+
+def test_input_relations_are_sets():
+    """A fact is in while its weight is positive: deleting two absent edges must not
+    derive a two-hop path from the product of their negative weights, and a fact pushed
+    twice stays after one delete."""
+    program = ".decl edge(src: number, dst: number)\ntwo(x, z) :- edge(x, y), edge(y, z).\none(x, y) :- edge(x, y)."
+    absent = [{"edge": [{"delete": {"src": 1, "dst": 2}}, {"delete": {"src": 2, "dst": 3}}]}]
+    assert views_after(program, absent) == {"two": set(), "one": set()}
+    twice = [ins({"edge": [{"src": 1, "dst": 2}, {"src": 1, "dst": 2}, {"src": 2, "dst": 3}]}),
+             {"edge": [{"delete": {"src": 1, "dst": 2}}]}]
+    assert views_after(program, twice) == {"two": {(1, 3)}, "one": {(1, 2), (2, 3)}}
