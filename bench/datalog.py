@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import random
-import signal
 import statistics
 import sys
 import time
@@ -39,8 +38,8 @@ from dbsp import compile_plan
 from dbsp.datalog import compile_program
 from dbsp.spark import SparkRuntime, get_session
 
-from .closure import (EXAMPLE, OverBudget, _alarm, apply, bfs_closure, edge_table, fold, load_graph, median_ms, run_dbspweb,
-                      run_recompute, single_edge_changes)
+from .closure import (EXAMPLE, apply, bfs_closure, edge_table, fold, load_graph, median_ms, run_dbspweb, run_pydbsp, run_recompute,
+                      single_edge_changes)
 from .transactions import floor_ms
 
 PROGRAM = """
@@ -126,7 +125,7 @@ class PyDBSPIndexedDatalog:
         self.e.push(seed, ZSet({(0, dlg._rewrite_monoid.identity()): 1}))
         self.e.push(program, _pydbsp_rules())
         self.outer = 0
-        self.reach: dict = {}
+        self.closure: dict = {}  # reach, integrated
 
     def tick(self, change: dict) -> int:
         from pydbsp.zset import ZSet
@@ -139,11 +138,11 @@ class PyDBSPIndexedDatalog:
                                                           min_inner=min_inner):
             for (rel, row), w in facts.inner.items():
                 if rel == "reach":
-                    n = self.reach.get(row, 0) + w
+                    n = self.closure.get(row, 0) + w
                     if n:
-                        self.reach[row] = n
+                        self.closure[row] = n
                     else:
-                        self.reach.pop(row, None)
+                        self.closure.pop(row, None)
             self.e.push(self.facts_2d, facts, t=(o, k))
             self.e.push(self.rewrites_2d, rewrites, t=(o, k))
             last = k
@@ -159,50 +158,14 @@ class PyDBSPStratifiedDatalog:
 
         self.d = IncrementalDatalogStratified()
         self.d.push_rules(_pydbsp_rules())
-        self.reach: dict = {}
+        self.closure: dict = {}  # reach
 
     def tick(self, change: dict) -> None:
         from pydbsp.zset import ZSet
 
         self.d.push_facts(ZSet({("edge", e): w for e, w in change.items()}))
         state = self.d.saturate()
-        self.reach = {row: w for (rel, row), w in state.inner.items() if rel == "reach"}
-
-
-def run_pydbsp(engine_class, edges, changes, budget: float, truth_load: set, truth_end: set):
-    out: dict = {}
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    try:
-        engine = engine_class()
-        signal.setitimer(signal.ITIMER_REAL, budget)
-        try:
-            t0 = time.perf_counter()
-            engine.tick(dict.fromkeys(edges, 1))
-            out["load"] = {"ms": round((time.perf_counter() - t0) * 1000, 1), "closure": len(engine.reach),
-                           "correct": set(engine.reach) == truth_load and all(w == 1 for w in engine.reach.values())}
-        except OverBudget:
-            out["load"] = {"skipped": f"load over the {budget:.0f} s budget"}
-            return out
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        samples = {"insert": [], "delete": []}
-        signal.setitimer(signal.ITIMER_REAL, budget)
-        try:
-            for kind, edge in changes:
-                t0 = time.perf_counter()
-                engine.tick({edge: 1 if kind == "insert" else -1})
-                samples[kind].append(time.perf_counter() - t0)
-        except OverBudget:
-            out["ticks_skipped"] = f"ticks over the {budget:.0f} s budget after {sum(map(len, samples.values()))} ticks"
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        if "ticks_skipped" not in out:
-            out["correct_after_ticks"] = set(engine.reach) == truth_end and all(w == 1 for w in engine.reach.values())
-        for kind, s in samples.items():
-            out[kind] = {"ms": median_ms(s), "ms_all": [round(x * 1000, 1) for x in s]}
-        return out
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+        self.closure = {row: w for (rel, row), w in state.inner.items() if rel == "reach"}
 
 
 # ---- main -----------------------------------------------------------------------------------------
@@ -226,7 +189,7 @@ def run_graph(spark, plans, name, args):
         phase("drawn", lambda: run_dbspweb(spark, plans["drawn"], edges, changes, False, None, truths[0])[0])
     for key, engine in (("pydbsp_indexed", PyDBSPIndexedDatalog), ("pydbsp_stratified", PyDBSPStratifiedDatalog)):
         if args.pydbsp_budget > 0 and key.split("_")[1] in args.pydbsp:
-            phase(key, lambda: run_pydbsp(engine, edges, changes, args.pydbsp_budget, truths[0], truths[-1]))
+            phase(key, lambda: run_pydbsp(edges, changes, args.pydbsp_budget, truths[0], truths[-1], engine))
     if not args.no_recompute:
         first_insert = next(c for c in changes if c[0] == "insert")
         first_delete = next(c for c in changes if c[0] == "delete")
