@@ -90,7 +90,7 @@ def compile_checked(checked: Checked) -> dict:
             where[name] = _relation(checked, rels[name], top, where.__getitem__)
     for name in checked.outputs:
         span = checked.program.outputs.get(name, rels[name].span)
-        out = name if where[name][0] != name else ids.fresh(f"{name}_view")
+        out = ids.fresh(f"{name}_view") if rels[name].input else name  # (an input's node has its name)
         top.node(out, "output", {}, _source(span), label=f"output {name}")
         top.wire(where[name], out)
     return {"format": "dbspweb.circuit", "version": 1, "nodes": _placed(top), "edges": top.edges}

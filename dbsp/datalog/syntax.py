@@ -245,7 +245,12 @@ def parse_program(text: str) -> Program:
                 problems.append(SourceProblem(f"relation {item.relation!r} is declared twice (first at line {first})", item.span.line, item.span.column))
                 continue
             names = [c.name for c in item.columns]
+            if len(item.relation) > 63:
+                problems.append(SourceProblem(f".decl {item.relation[:20]}...: a relation name has at most 63 characters", item.span.line, item.span.column))
             for c in item.columns:
+                if c.name.startswith("__") or len(c.name) > 63:
+                    problems.append(SourceProblem(f".decl {item.relation}: column {c.name!r}: names start with a letter or one _ "
+                                                  "and have at most 63 characters", c.span.line, c.span.column))
                 if c.type not in TYPES:
                     problems.append(SourceProblem(f".decl {item.relation}: unknown type {c.type!r} for column {c.name!r} "
                                                   f"(one of {', '.join(sorted(TYPES))})", c.span.line, c.span.column))

@@ -205,6 +205,10 @@ def test_arity_unknown_relations_and_directives():
     assert [(p["line"], p["column"]) for p in problems] == [(3, 8), (4, 9)]
     p = one(refused(".decl e(a: number)\n.decl e(b: number)"))
     assert "declared twice" in p["message"] and p["line"] == 2
+    p = one(refused(".decl e(__w: number)"))
+    assert "column '__w'" in p["message"] and (p["line"], p["column"]) == (1, 9)
+    views = views_after(".decl e(a: number)\nr(x) :- e(x).\n.output e, r", [ins({"e": [{"a": 1}]})])
+    assert views == {"e_view": {(1,)}, "r": {(1,)}}  # an input shown as a view
     p = one(refused(".decl e(a: text)"))
     assert "unknown type 'text'" in p["message"] and (p["line"], p["column"]) == (1, 9)
     p = one(refused(".decl e(a: number)\ne(1)."))

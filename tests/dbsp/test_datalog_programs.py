@@ -143,13 +143,13 @@ CASES = {
     # name: (program, view, edge relation, recomputation from (edges, nodes), stream seed)
     "closure": (CLOSURE, "reach", "edge", lambda e, n: closure(e), 1),
     "same_generation": (SAME_GENERATION, "sg", "parent", lambda e, n: same_generation(e), 2),
-    "complement": (COMPLEMENT, "unreachable", "edge", complement_of := (lambda e, n: complement(n, e)), 3),
+    "complement": (COMPLEMENT, "unreachable", "edge", lambda e, n: complement(n, e), 3),
     "squares": (SQUARES, "square", "edge", lambda e, n: squares(e), 4),
 }
 
 
 def _stream(case, ticks, pool=None):
-    program, view, edge_name, recompute, seed = CASES[case]
+    _, _, edge_name, _, seed = CASES[case]
     return graph_stream(seed, ticks, edge_name, with_nodes=(case == "complement"),
                         pool=pool or (SQUARE_EDGES if case == "squares" else None))
 
@@ -171,7 +171,7 @@ def spark():
 
 
 def check_stream(case, backend, spark=None, ticks=8, options=None, pool=None):
-    program, view, edge_name, recompute, seed = CASES[case]
+    _, view, _, recompute, _ = CASES[case]
     plan, rt = _runtime(case, backend, spark, options)
     integrated, before, seen = ZSet(), set(), 0
     for t, (records, edges, nodes) in enumerate(_stream(case, ticks, pool)):
@@ -253,7 +253,7 @@ def _pydbsp_run(case, ticks):
     from pydbsp.datalog_stratified import IncrementalDatalogStratified
     from pydbsp.zset import ZSet as PZSet
 
-    program, view, edge_name, recompute, seed = CASES[case]
+    view = CASES[case][1]
     d = IncrementalDatalogStratified()
     d.push_rules(PZSet(dict.fromkeys(_pydbsp_rules(case), 1)))
     d.push_facts(PZSet({("neq", (a, b)): 1 for a in NODES for b in NODES if a != b}))
