@@ -304,3 +304,30 @@ def test_input_relations_are_sets():
     twice = [ins({"edge": [{"src": 1, "dst": 2}, {"src": 1, "dst": 2}, {"src": 2, "dst": 3}]}),
              {"edge": [{"delete": {"src": 1, "dst": 2}}]}]
     assert views_after(program, twice) == {"two": {(1, 3)}, "one": {(1, 2), (2, 3)}}
+
+
+def test_two_recursive_strata_with_a_negation_between():
+    """A recursive stratum over the negation of another: two fixed points, the second
+    importing the first's export through an antijoin."""
+    program = """
+    .decl edge(src: number, dst: number)
+    reach(x, y) :- edge(x, y).
+    reach(x, z) :- reach(x, y), edge(y, z).
+    node(x) :- edge(x, _).
+    node(x) :- edge(_, x).
+    back(x, y) :- node(x), node(y), x != y, !reach(x, y).
+    back_path(x, y) :- back(x, y).
+    back_path(x, z) :- back_path(x, y), back(y, z).
+    .output back_path
+    """
+    doc = compile_program(program)
+    assert [n["id"] for n in doc["nodes"] if n["kind"] == "fixedpoint"] == ["reach_fixpoint", "back_path_fixpoint"]
+    edges = [(0, 1), (1, 2), (3, 2)]
+    views = views_after(program, [ins({"edge": [{"src": a, "dst": b} for a, b in edges]})])
+    reach = {(0, 1), (1, 2), (0, 2), (3, 2)}
+    nodes = {0, 1, 2, 3}
+    back = {(x, y) for x in nodes for y in nodes if x != y and (x, y) not in reach}
+    path = set(back)
+    while more := {(x, z) for x, y in path for y2, z in back if y == y2} - path:
+        path |= more
+    assert views == {"back_path": path}
