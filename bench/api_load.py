@@ -48,7 +48,7 @@ def prepare(env: dict, circuits: int) -> dict:
     import json
 
     from circuits import services
-    from circuits.models import Run
+    from runs.models import Run
     from django.contrib.auth import get_user_model
 
     user = get_user_model().objects.create_user("bench")
@@ -108,7 +108,7 @@ async def apply_pushes(run_id: int, deadline: float) -> None:
     """The worker's stand-in: mark logged pushes applied, twice a second."""
     from asgiref.sync import sync_to_async
 
-    from circuits.models import Push
+    from runs.models import Push
 
     def mark():
         Push.objects.filter(run_id=run_id, applied_tick__isnull=True).update(applied_tick=0)

@@ -180,7 +180,7 @@ async def latency(stack, api, token, watchers_n, pushes):
 
 
 async def throughput(api, run_id, rows_per_push, pushes, next_id, rng):
-    from circuits.models import Push
+    from runs.models import Push
     from asgiref.sync import sync_to_async
 
     bodies = [transactions(rows_per_push, next_id + i * rows_per_push, rng) for i in range(pushes)]

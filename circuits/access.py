@@ -7,14 +7,14 @@
 - operate (start/stop runs, push to them): the owner and users granted `can_operate`.
 - edit (rename, new versions, delete, share settings): the owner only.
 
-Runs follow their circuit: a run is visible exactly when its circuit is.
+Runs follow their circuit: a run is visible exactly when its circuit is (runs/access.py).
 """
 from __future__ import annotations
 
 from django.http import Http404
 from rest_framework.exceptions import PermissionDenied
 
-from .models import Circuit, CircuitGrant, Run
+from .models import Circuit, CircuitGrant
 
 SHARE_HEADER = "X-Share-Token"
 SHARE_PARAM = "share"
@@ -35,14 +35,6 @@ def readable_circuit(request, pk) -> Circuit:
     if circuit is None:
         raise Http404
     return circuit
-
-
-def readable_run(request, pk) -> Run:
-    """A run the user may see (its circuit's visibility rules), else 404."""
-    run = Run.objects.select_related("circuit", "version").filter(pk=pk).first()
-    if run is None or not readable_circuits(request).filter(pk=run.circuit_id).exists():
-        raise Http404
-    return run
 
 
 def is_owner(user, circuit: Circuit) -> bool:

@@ -145,6 +145,8 @@ def check_scope(doc: CircuitDocument, boundary: dict[str, Schema] | None = None)
             problems.append(Problem(f"node {node.id!r}: unknown operator {node.kind!r} (known: {', '.join(sorted(OPERATORS))})", node=node.id))
             continue
         op = op_class(node.id, node.params, node.subcircuit) if node.kind == "fixedpoint" else op_class(node.id, node.params)
+        if node.kind == "fixedpoint":
+            op.check_subcircuit = check_scope
         if inner and node.kind in BOUNDARY_IN:
             op.boundary_schema = boundary.get(node.id)
         if inner and node.kind == "export":

@@ -10,7 +10,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set u
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from circuits.routing import websocket_urlpatterns  # noqa: E402
+from runs.routing import websocket_urlpatterns  # noqa: E402
 from circuits.ws_auth import TokenAuthMiddleware  # noqa: E402
 
 application = ProtocolTypeRouter(

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "circuits",
+    "runs",
     "workers",
 ]
 

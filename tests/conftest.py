@@ -154,7 +154,7 @@ def _quiet_runs_before_flush(request):
         return
     request.getfixturevalue("transactional_db")
     yield
-    from circuits.models import Run, RunStatus
+    from runs.models import Run, RunStatus
 
     if Run.objects.filter(status__in=[RunStatus.CREATED, RunStatus.RUNNING, RunStatus.PAUSED]).update(status=RunStatus.STOPPED):
         time.sleep(0.5)

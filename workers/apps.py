@@ -3,3 +3,13 @@ from django.apps import AppConfig
 
 class WorkersConfig(AppConfig):
     name = "workers"
+
+    def ready(self):
+        """Register the workers as what executes runs (runs/dispatch.py, the one seam
+        between the runs layer and this one): Celery tasks sent to the right queue."""
+        from runs import dispatch as seam
+
+        from . import dispatch, leases
+
+        seam.register(seam.Workers(start=dispatch.start, stop=dispatch.stop, wake=dispatch.wake,
+                                   worker_of=leases.worker_of))

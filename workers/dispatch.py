@@ -3,6 +3,9 @@ nobody holds goes to the shared queue, where any worker may take it over.
 
 Sending is best effort: everything it drives is already committed in the database, and
 the sweeper re-drives a run whose wake-up was lost (broker down or restarted).
+
+Tasks are sent by their registered names (workers/tasks.py defines them): the modules
+below the Celery entry points send work without importing them.
 """
 from __future__ import annotations
 
@@ -16,6 +19,10 @@ from . import leases
 log = logging.getLogger(__name__)
 _local = threading.local()
 
+START_RUN = "workers.start_run"
+PROCESS_RUN = "workers.process_run"
+STOP_RUN = "workers.stop_run"
+
 
 def own_connection() -> None:
     """Send from this thread over a broker connection of its own (the worker's heartbeat
@@ -26,13 +33,15 @@ def own_connection() -> None:
     _local.connection = app.connection_for_write()
 
 
-def _send(task, run_id: int, queue: str | None) -> bool:
+def _send(task: str, run_id: int, queue: str | None) -> bool:
+    from dbspweb.celery import app
+
     connection = getattr(_local, "connection", None)
     try:
-        task.apply_async((run_id,), queue=queue or settings.CELERY_TASK_DEFAULT_QUEUE, retry=False, connection=connection)
+        app.send_task(task, (run_id,), queue=queue or settings.CELERY_TASK_DEFAULT_QUEUE, retry=False, connection=connection)
         return True
     except Exception as e:  # noqa: BLE001 - the broker is down: the sweeper will re-drive it
-        log.warning("event=dispatch_failed task=%s run=%s error=%r", task.name, run_id, e)
+        log.warning("event=dispatch_failed task=%s run=%s error=%r", task, run_id, e)
         if connection is not None:
             connection.close()  # reconnects on the next send
         return False
@@ -44,30 +53,24 @@ def _queue_of(worker: str) -> str:
     return WorkerHeartbeat.objects.filter(worker=worker).values_list("queue", flat=True).first() or ""
 
 
-def to_holder_or_shared(task, run_id: int) -> bool:
+def to_holder_or_shared(task: str, run_id: int) -> bool:
     lease = leases.holder(run_id)
     return _send(task, run_id, _queue_of(lease.worker) if lease else None)
 
 
 def wake(run_id: int) -> bool:
     """New pushes or a resume: have the run's worker apply pending pushes."""
-    from .tasks import process_run
-
-    return to_holder_or_shared(process_run, run_id)
+    return to_holder_or_shared(PROCESS_RUN, run_id)
 
 
 def start(run_id: int) -> bool:
-    from .tasks import start_run
-
-    return _send(start_run, run_id, None)
+    return _send(START_RUN, run_id, None)
 
 
 def stop(run_id: int) -> bool:
     """A stopped run: its holder releases the Spark state it keeps in memory."""
-    from .tasks import stop_run
-
-    return to_holder_or_shared(stop_run, run_id)
+    return to_holder_or_shared(STOP_RUN, run_id)
 
 
-def to_worker(task, run_id: int, worker: str) -> bool:
+def to_worker(task: str, run_id: int, worker: str) -> bool:
     return _send(task, run_id, _queue_of(worker) or None)

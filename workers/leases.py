@@ -56,6 +56,12 @@ def holder(run_id: int) -> RunLease | None:
     return RunLease.objects.filter(run_id=run_id, expires_at__gt=timezone.now()).first()
 
 
+def worker_of(run_id: int) -> str:
+    """The worker holding the live lease on a run ('' when none does)."""
+    lease = holder(run_id)
+    return lease.worker if lease is not None else ""
+
+
 def fence(run_id: int, epoch: int) -> None:
     """Inside a tick's transaction: renew the lease, or raise LeaseLost if it was taken.
 

@@ -15,7 +15,7 @@ class RunLease(models.Model):
     every tick's transaction checks that (worker, epoch) still holds a live lease.
     """
 
-    run = models.OneToOneField("circuits.Run", on_delete=models.CASCADE, primary_key=True, related_name="lease")
+    run = models.OneToOneField("runs.Run", on_delete=models.CASCADE, primary_key=True, related_name="lease")
     worker = models.CharField(max_length=200)
     epoch = models.PositiveIntegerField(default=1)
     acquired_at = models.DateTimeField()
@@ -44,7 +44,7 @@ class Snapshot(models.Model):
     replays the applied input log after it.
     """
 
-    run = models.ForeignKey("circuits.Run", on_delete=models.CASCADE, related_name="snapshots")
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="snapshots")
     tick = models.IntegerField()
     path = models.CharField(max_length=1000)
     worker = models.CharField(max_length=200, blank=True, default="")

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from circuits.models import Push, Run, RunStatus
+from runs.models import Push, Run, RunStatus
 
 from . import dispatch, engines
 from .identity import worker_id
@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 
 
 def sweep() -> dict:
-    from .tasks import process_run, start_run, stop_run
-
     now = timezone.now()
     stale = now - timedelta(seconds=settings.SWEEP_STALE)
     live = {lease.run_id: lease.worker for lease in RunLease.objects.filter(expires_at__gt=now)}
@@ -42,22 +40,22 @@ def sweep() -> dict:
     taken_over, woken, started, freed = [], [], [], []
     for run_id in mine.filter(status=RunStatus.RUNNING).values_list("pk", flat=True):
         if run_id not in live:
-            if dispatch._send(process_run, run_id, None):
+            if dispatch._send(dispatch.PROCESS_RUN, run_id, None):
                 taken_over.append(run_id)
     waiting = (
         Push.objects.filter(applied_tick__isnull=True, received_at__lt=stale, run__in=mine.filter(status=RunStatus.RUNNING))
         .order_by().values_list("run_id", flat=True).distinct()
     )
     for run_id in waiting:
-        if run_id in live and dispatch.to_worker(process_run, run_id, live[run_id]):
+        if run_id in live and dispatch.to_worker(dispatch.PROCESS_RUN, run_id, live[run_id]):
             woken.append(run_id)
     for run_id in mine.filter(status=RunStatus.CREATED, created_at__lt=stale).values_list("pk", flat=True):
-        if run_id not in live and dispatch._send(start_run, run_id, None):
+        if run_id not in live and dispatch._send(dispatch.START_RUN, run_id, None):
             started.append(run_id)
     held = engines.held_runs()
     if held:
         for run_id in Run.objects.filter(Q(pk__in=held) & Q(status__in=[RunStatus.STOPPED, RunStatus.FAILED])).values_list("pk", flat=True):
-            if dispatch.to_worker(stop_run, run_id, worker_id()):
+            if dispatch.to_worker(dispatch.STOP_RUN, run_id, worker_id()):
                 freed.append(run_id)
     WorkerHeartbeat.objects.filter(last_seen__lt=now - timedelta(days=1)).delete()
     found = {"taken_over": taken_over, "woken": woken, "started": started, "freed": freed}

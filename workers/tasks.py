@@ -13,10 +13,10 @@ from celery import shared_task
 from celery.signals import celeryd_after_setup, worker_ready, worker_shutdown
 from django.conf import settings
 
-from circuits.models import Run, RunStatus
+from runs.broadcast import publish_status
+from runs.models import Run, RunStatus
 
-from . import engines, heartbeat, identity, leases, sweeper, ticks
-from .broadcast import publish_status
+from . import dispatch, engines, heartbeat, identity, leases, sweeper, ticks
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def give_up_runs(**kwargs):
         log.exception("could not release this worker's runs")
 
 
-@shared_task(name="workers.start_run")
+@shared_task(name=dispatch.START_RUN)
 def start_run(run_id: int) -> None:
     run = Run.objects.select_related("version").filter(pk=run_id).first()
     if run is None or run.status != RunStatus.CREATED:
@@ -66,12 +66,12 @@ def start_run(run_id: int) -> None:
     ticks.drain(run_id, epoch)
 
 
-@shared_task(name="workers.process_run")
+@shared_task(name=dispatch.PROCESS_RUN)
 def process_run(run_id: int) -> int:
     return ticks.process(run_id)
 
 
-@shared_task(name="workers.stop_run")
+@shared_task(name=dispatch.STOP_RUN)
 def stop_run(run_id: int) -> None:
     ticks.stop(run_id)
 

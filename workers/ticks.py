@@ -16,13 +16,13 @@ import time
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from circuits.consumers import delta_message
-from circuits.models import Push, Run, RunStatus, TickOutput
-from circuits.run_control import lag_of
 from dbsp.operators.fixedpoint import FixedPointDiverged
+from runs.broadcast import publish, publish_error, publish_status
+from runs.lag import lag_of
+from runs.messages import delta_message
+from runs.models import Push, Run, RunStatus, TickOutput
 
 from . import dispatch, engines, leases, snapshots
-from .broadcast import publish, publish_error, publish_status
 from .identity import worker_id
 
 log = logging.getLogger("workers.ticks")
@@ -49,15 +49,9 @@ def process(run_id: int) -> int:
     if epoch is None:
         holder = leases.holder(run_id)
         if holder is not None:  # someone else holds the run: hand the wake-up to them
-            dispatch.to_worker(process_task(), run_id, holder.worker)
+            dispatch.to_worker(dispatch.PROCESS_RUN, run_id, holder.worker)
         return 0
     return drain(run_id, epoch)
-
-
-def process_task():
-    from .tasks import process_run
-
-    return process_run
 
 
 def stop(run_id: int) -> None:

@@ -1,8 +1,11 @@
+"""The REST API of circuits, versions, sharing and accounts. dbspweb/urls.py mounts it
+under /api/ after the runs' (runs/api/urls.py) and the workers' (workers/urls.py) URLs;
+its last pattern answers every unmatched /api/ path."""
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from . import auth, health, not_found, run_control, sharing, stats, versions, views
+from . import auth, not_found, sharing, versions, views
 
 router = DefaultRouter(trailing_slash=True)
 router.register("circuits", views.CircuitViewSet, basename="circuit")
@@ -21,21 +24,10 @@ urlpatterns = [
     path("circuits/<int:pk>/share/", sharing.ShareSettingsView.as_view(), name="circuit-share"),
     path("circuits/<int:pk>/share/revoke/", sharing.ShareRevokeView.as_view(), name="circuit-share-revoke"),
     path("shared/<str:token>/", sharing.SharedCircuitView.as_view(), name="shared-circuit"),
-    path("runs/<int:pk>/stats/", stats.RunStatsView.as_view(), name="run-stats"),
     path("validate/", views.ValidateView.as_view(), name="validate"),
     path("plan/", views.PlanView.as_view(), name="plan"),
     path("operators/", views.OperatorCatalogView.as_view(), name="operators"),
     path("circuit-format/", views.CircuitFormatView.as_view(), name="circuit-format"),
-    path("runs/<int:pk>/", views.RunView.as_view(), name="run-detail"),
-    path("runs/<int:pk>/stop/", views.RunStopView.as_view(), name="run-stop"),
-    path("runs/<int:pk>/pause/", run_control.RunPauseView.as_view(), name="run-pause"),
-    path("runs/<int:pk>/resume/", run_control.RunResumeView.as_view(), name="run-resume"),
-    path("health/", health.HealthView.as_view(), name="health"),
-    path("runs/<int:pk>/inputs/<str:input_name>/push/", views.PushView.as_view(), name="run-push"),
-    path("runs/<int:pk>/completion/", views.CompletionView.as_view(), name="run-completion"),
-    path("runs/<int:pk>/pushes/", views.PushLogView.as_view(), name="run-pushes"),
-    path("runs/<int:pk>/outputs/", views.OutputsView.as_view(), name="run-outputs"),
-    path("runs/<int:pk>/deltas/", views.DeltasView.as_view(), name="run-deltas"),
 ] + router.urls + [
     re_path(r"^", not_found.NotFoundView.as_view(), name="api-not-found"),  # last: every unmatched /api/ path
 ]

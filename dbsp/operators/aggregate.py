@@ -89,7 +89,7 @@ class Aggregate(Grouped):
     def spark_aggregate(self, df):
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT
+        from ..frames import WEIGHT
 
         w = F.col(WEIGHT)
         cols = [spark_aggregate(fn, e.to_spark() if e else None, w, self.is_global, rtype).alias(name) for fn, e, name, rtype in self.aggs]

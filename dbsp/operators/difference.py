@@ -25,6 +25,6 @@ class Difference(SameColumnsPair):
         return pa.concat_tables([tables["a"].cast(output), b.cast(output)])
 
     def spark(self, ctx, inputs):
-        from ..spark.zsets import negate
+        from ..frames import negate
 
         return inputs["a"].unionByName(negate(inputs["b"]))

@@ -24,7 +24,7 @@ class Distinct(Operator):
         return ZSet((row, 1) for row, w in inputs["in"] if w > 0)
 
     def spark(self, ctx, inputs):
-        from ..spark.zsets import WEIGHT, consolidate
+        from ..frames import WEIGHT, consolidate
 
         from pyspark.sql import functions as F
 

@@ -53,6 +53,10 @@ class FixedPoint(Operator):
     linear = False
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
+    #: Validates the subcircuit like a circuit: `dbsp.validate.check_scope`, set on each
+    #: fixedpoint node by the validator (the validator depends on the operators, not the
+    #: other way round).
+    check_subcircuit = None
 
     def __init__(self, node_id, params, subcircuit=None):
         super().__init__(node_id, params)
@@ -76,8 +80,6 @@ class FixedPoint(Operator):
         )
 
     def check(self, input_schemas):
-        from ..validate import check_scope  # the subcircuit is validated like a circuit
-
         problems = []
         limit = self.params.get("max_iterations", MAX_ITERATIONS)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -88,7 +90,7 @@ class FixedPoint(Operator):
             problems.append(self.problem("the subcircuit needs an export node to give a result", param="subcircuit"))
         if problems:
             return problems
-        self.sub = check_scope(self.subcircuit, boundary=input_schemas)
+        self.sub = self.check_subcircuit(self.subcircuit, boundary=input_schemas)
         if self.sub.problems:
             return list(self.sub.problems)
         self.output_schemas = {e: self.sub.schemas[e] for e in self.outputs}

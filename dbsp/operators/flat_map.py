@@ -62,7 +62,7 @@ class FlatMap(Operator):
     def spark(self, ctx, inputs):
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT
+        from ..frames import WEIGHT
 
         others = [c.name for c in self.input_schemas["in"].columns if c.name != self.column]
         if self.element is not None:  # the list's physical form is JSON text (types.encode_list)

@@ -70,7 +70,7 @@ class Join(Operator):
         """left ⋈ right on Spark; `broadcast` names the side to broadcast ("left"/"right")."""
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT
+        from ..frames import WEIGHT
 
         l, r = left.alias("l"), right.alias("r")
         if broadcast == "left":

@@ -59,7 +59,7 @@ class Map(Operator):
         return pa.Table.from_arrays([*columns, table["__w"]], schema=output)
 
     def spark(self, ctx, inputs):
-        from ..spark.zsets import WEIGHT
+        from ..frames import WEIGHT
 
         cols = [e.to_spark().cast(ctx.spark_type(c.type)).alias(c.name) for (_, e), c in zip(self.exprs, self.output_schema.columns)]
         return inputs["in"].select(*cols, WEIGHT)

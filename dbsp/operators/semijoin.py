@@ -60,7 +60,7 @@ class _KeyedPair(Operator):
         """semijoin on whole DataFrames (literal mode; incremental mode uses the rewrite)."""
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT
+        from ..frames import WEIGHT
 
         no_null_key = functools.reduce(lambda x, y: x & y, [F.col(k).isNotNull() for k in self.right_keys])
         keys = (b.where(no_null_key).groupBy(*self.right_keys).agg(F.sum(WEIGHT).alias("__total"))
@@ -115,7 +115,7 @@ class AntiJoin(_KeyedPair):
         return inputs["left"] - self.matched(inputs["left"], inputs["right"])
 
     def spark(self, ctx, inputs):
-        from ..spark.zsets import negate
+        from ..frames import negate
 
         return inputs["left"].unionByName(negate(self.spark_matched(inputs["left"], inputs["right"])))
 
@@ -157,7 +157,7 @@ class LeftJoin(_KeyedPair):
     def spark(self, ctx, inputs):
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT, negate
+        from ..frames import WEIGHT, negate
 
         a, b = inputs["left"], inputs["right"]
         unmatched = a.unionByName(negate(self.spark_matched(a, b)))

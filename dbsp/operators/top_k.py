@@ -91,7 +91,7 @@ class TopK(Grouped):
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT, consolidate
+        from ..frames import WEIGHT, consolidate
 
         order = [F.col(c).desc_nulls_last() if desc else F.col(c).asc_nulls_first() for c, desc in self.order]
         order += [F.col(c).asc_nulls_first() for c in self.tie_break]

@@ -242,7 +242,7 @@ class _Assigned(Window):
     def spark_admit(self, df, waterline):
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT
+        from ..frames import WEIGHT
 
         t = self.spark_units(self.time)
         names = self.input_schemas["in"].names
@@ -382,7 +382,7 @@ class SessionWindow(Window):
     def spark_admit(self, df, waterline):
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT
+        from ..frames import WEIGHT
 
         t = self.spark_units(self.time)
         accepted = df.where(t.isNotNull())
@@ -397,7 +397,7 @@ class SessionWindow(Window):
         from pyspark.sql import Window as W
         from pyspark.sql import functions as F
 
-        from ..spark.zsets import WEIGHT, consolidate
+        from ..frames import WEIGHT, consolidate
 
         t = self.spark_units(self.time)
         present = consolidate(df).where((F.col(WEIGHT) > 0) & F.col(self.time).isNotNull()).withColumn("__t", t)

@@ -2,7 +2,8 @@
 import pytest
 from django.test import Client
 
-from circuits.models import CircuitGrant, Push, Run
+from circuits.models import CircuitGrant
+from runs.models import Push, Run
 
 pytestmark = pytest.mark.django_db
 
@@ -19,11 +20,15 @@ def test_admin_pages_render(make_user, circuit_of, django_user_model):
     page = browser.get(f"/admin/circuits/circuit/{circuit.pk}/change/")
     assert page.status_code == 200
     assert b"Circuit versions" in page.content and b"bob" in page.content and circuit.share_token.encode() in page.content
-    run_page = browser.get(f"/admin/circuits/run/{run.pk}/change/")
+    run_page = browser.get(f"/admin/runs/run/{run.pk}/change/")
     assert run_page.status_code == 200 and b"k-9" in run_page.content
-    log = browser.get("/admin/circuits/push/?q=k-9")
+    log = browser.get("/admin/runs/push/?q=k-9")
     assert log.status_code == 200 and b"k-9" in log.content
-    assert browser.get(f"/admin/circuits/push/{push.pk}/change/").status_code == 200
-    assert browser.get("/admin/circuits/push/add/").status_code == 403  # the log is append-only
-    for listing in ("circuit", "run", "tag", "tickoutput"):
-        assert browser.get(f"/admin/circuits/{listing}/").status_code == 200
+    assert browser.get(f"/admin/runs/push/{push.pk}/change/").status_code == 200
+    assert browser.get("/admin/runs/push/add/").status_code == 403  # the log is append-only
+    for listing in ("circuits/circuit", "runs/run", "circuits/tag", "runs/tickoutput"):
+        assert browser.get(f"/admin/{listing}/").status_code == 200
+    # Links from before runs had their own app lead to the same pages.
+    old = browser.get(f"/admin/circuits/run/{run.pk}/change/", follow=True)
+    assert old.redirect_chain[0] == (f"/admin/runs/run/{run.pk}/change/", 301) and b"k-9" in old.content
+    assert browser.get("/admin/circuits/push/?q=k-9", follow=True).redirect_chain[0][0] == "/admin/runs/push/?q=k-9"

@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance, status_code_conformance
 
 from circuits import services
-from circuits.models import Push, Run, TickOutput
+from runs.models import Push, Run, TickOutput
 from tests.conftest import example
 
 MAX_EXAMPLES = 8

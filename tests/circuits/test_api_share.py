@@ -2,7 +2,8 @@
 (GET /api/shared/<token>/) and the token on other reads (X-Share-Token, ?share=)."""
 import pytest
 
-from circuits.models import CircuitGrant, Run
+from circuits.models import CircuitGrant
+from runs.models import Run
 
 pytestmark = pytest.mark.django_db
 

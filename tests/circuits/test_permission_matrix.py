@@ -12,7 +12,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from circuits import services
-from circuits.models import CircuitGrant, Push, Run
+from circuits.models import CircuitGrant
+from runs.models import Push, Run
 from tests.conftest import example
 
 pytestmark = pytest.mark.django_db
@@ -152,7 +153,7 @@ def test_permission_matrix(world, endpoint, actor):
 # Routes that hold no circuit data: the router's index and the credential endpoints
 # (tests/circuits/test_api_auth.py and test_api_register.py cover them).
 # The health check holds none either (its code says whether workers are alive):
-# tests/circuits/test_api_health.py.
+# tests/workers/test_api_health.py.
 NOT_IN_MATRIX = {"api-root", "auth-login", "auth-logout", "auth-token", "auth-register", "health", "api-not-found"}
 
 

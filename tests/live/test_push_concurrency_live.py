@@ -4,13 +4,13 @@ client gets its token (with other data it is refused); distinct pushes get conti
 
 One uvicorn process runs Django's sync views one at a time, so this checks what a client
 sees under concurrency; the database-level race (two processes inserting the same key,
-settled by the unique constraint in services.push) is not forced here."""
+settled by the unique constraint in runs/input_log.push) is not forced here."""
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
-from circuits.models import Push
+from runs.models import Push
 from tests.conftest import example
 from tests.live.test_slice import wait_status
 

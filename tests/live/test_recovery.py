@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from circuits.models import Push, Run, TickOutput
+from runs.models import Push, Run, TickOutput
 from dbsp import compile_plan
 from dbsp.reference import ReferenceRuntime
 from tests.conftest import example

@@ -10,7 +10,7 @@ import time
 import pytest
 import redis
 
-from circuits.models import Push, Run, TickOutput
+from runs.models import Push, Run, TickOutput
 from tests.conftest import example, free_port
 from tests.live.conftest import CLUSTER_ENV
 from tests.live.stack import Stack, as_weights, integrate

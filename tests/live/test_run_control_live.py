@@ -8,7 +8,7 @@ import pytest
 
 from django.utils import timezone
 
-from circuits.models import Push
+from runs.models import Push
 from tests.conftest import example
 from tests.live.stack import as_weights, integrate
 from workers.models import RunLease

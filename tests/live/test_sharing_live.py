@@ -9,7 +9,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from circuits.models import Push
+from runs.models import Push
 from tests.conftest import example
 from tests.live.test_slice import receive, wait_status
 

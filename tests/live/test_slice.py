@@ -6,7 +6,7 @@ import time
 import pytest
 from websockets.sync.client import connect
 
-from circuits.models import Push, Run
+from runs.models import Push, Run
 from tests.conftest import example
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from circuits import services
-from circuits.models import Push, Run, TickOutput
+from runs.models import Push, Run, TickOutput
 from dbsp import compile_plan
 from dbsp.reference import ReferenceRuntime
 from tests.conftest import example

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from circuits import services
-from circuits.models import Push, Run
+from runs.models import Push, Run
 from dbsp import compile_plan
 from tests.conftest import example
 from workers import engines, leases, snapshots

@@ -10,7 +10,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from circuits import services
-from circuits.models import Push, Run
+from runs.models import Push, Run
 from tests.conftest import example
 from workers import sweeper
 from workers.models import RunLease, WorkerHeartbeat

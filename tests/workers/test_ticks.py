@@ -9,7 +9,7 @@ from django.db import OperationalError
 from django.test import override_settings
 
 from circuits import services
-from circuits.models import Push, Run, TickOutput
+from runs.models import Push, Run, TickOutput
 from dbsp import compile_plan
 from dbsp.errors import DataInvalid, Problem
 from dbsp.operators.fixedpoint import FixedPointDiverged

@@ -1,0 +1,91 @@
+from rest_framework import serializers
+
+from .. import dispatch
+from ..interface import run_interface
+from ..lag import lag_of
+from ..models import Push, Run
+
+
+class RunSerializer(serializers.ModelSerializer):
+    version = serializers.IntegerField(source="version.number", read_only=True)
+    inputs = serializers.SerializerMethodField()
+    views = serializers.SerializerMethodField()
+    lag = serializers.SerializerMethodField()
+    worker = serializers.SerializerMethodField(
+        help_text="The worker that owns the run now ('<node name>:<pid>', the holder of its live lease); empty when "
+                  "none does (not taken yet, stopped, failed, or its worker died and none has taken it over yet).")
+
+    class Meta:
+        model = Run
+        fields = ["id", "circuit", "version", "status", "worker", "current_tick", "last_sequence", "lag", "error", "inputs", "views",
+                  "created_at"]
+        read_only_fields = fields
+
+    def _interface(self, run):
+        cache = self.context.setdefault("_interfaces", {})
+        if run.version_id not in cache:
+            cache[run.version_id] = run_interface(run)
+        return cache[run.version_id]
+
+    def get_inputs(self, run) -> list[dict]:
+        return self._interface(run)["inputs"]
+
+    def get_views(self, run) -> list[str]:
+        return self._interface(run)["views"]
+
+    def get_worker(self, run) -> str:
+        return dispatch.worker_of(run.pk)
+
+    def get_lag(self, run) -> dict:
+        """Accepted pushes (and their rows) not yet applied, and the ticks they need."""
+        return lag_of(run.pk)
+
+
+class PushSerializer(serializers.ModelSerializer):
+    token = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Push
+        fields = ["token", "sequence", "input", "row_count", "received_at", "applied_tick"]
+
+
+class RunStatsSerializer(serializers.Serializer):
+    tick = serializers.IntegerField()
+    ms = serializers.FloatField()
+    nodes = serializers.ListField(child=serializers.DictField(), help_text="[{node, frontier, rows_in, rows_out, state_rows, ms}]")
+
+
+class PushResultSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="completion token 'run:sequence'")
+    sequence = serializers.IntegerField()
+    duplicate = serializers.BooleanField(help_text="true when the Idempotency-Key was seen before")
+
+
+class CompletionSerializer(serializers.Serializer):
+    token = serializers.CharField()
+    status = serializers.ChoiceField(choices=["pending", "complete", "failed"],
+                                     help_text="failed: the run failed or was stopped before applying the push")
+    tick = serializers.IntegerField(allow_null=True, help_text="the tick that applied the push")
+    error = serializers.CharField(required=False, help_text="when failed: the run's error")
+
+
+class ChangeSerializer(serializers.Serializer):
+    data = serializers.DictField(help_text="the row, column -> value")
+    weight = serializers.IntegerField(help_text="+n inserted, -n deleted")
+
+
+class OutputsSerializer(serializers.Serializer):
+    tick = serializers.IntegerField()
+    views = serializers.DictField(child=ChangeSerializer(many=True), help_text="view -> its integrated rows")
+
+
+class TickDeltasSerializer(serializers.Serializer):
+    tick = serializers.IntegerField()
+    views = serializers.DictField(child=ChangeSerializer(many=True), help_text="view -> its output delta")
+    frontier = serializers.DictField()
+    stats = serializers.DictField()
+
+
+class DeltasSerializer(serializers.Serializer):
+    ticks = TickDeltasSerializer(many=True)
+    more = serializers.BooleanField(help_text="more ticks after the last one: ask again with since=<last tick>")

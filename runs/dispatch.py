@@ -1,0 +1,52 @@
+"""The seam between runs and the workers that execute them.
+
+The runs layer never imports the workers: it asks for work through the functions here,
+and the workers app registers what carries it out when Django starts
+(workers/apps.py: Celery tasks on the right queue). Everything these functions drive is
+already committed in the database; sending is best effort (a lost wake-up is re-driven
+by the workers' sweeper), so each returns whether the message went out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from django.core.exceptions import ImproperlyConfigured
+
+
+@dataclass(frozen=True)
+class Workers:
+    start: Callable[[int], bool]  # a new run: some worker takes it and starts its engine
+    stop: Callable[[int], bool]  # a stopped (or deleted) run: its worker frees what it holds
+    wake: Callable[[int], bool]  # new pushes or a resume: the run's worker applies pending pushes
+    worker_of: Callable[[int], str]  # the worker that owns the run now ('' when none does)
+
+
+_workers: Workers | None = None
+
+
+def register(workers: Workers) -> None:
+    global _workers
+    _workers = workers
+
+
+def _registered() -> Workers:
+    if _workers is None:
+        raise ImproperlyConfigured("No workers are registered to execute runs: add 'workers' to INSTALLED_APPS.")
+    return _workers
+
+
+def start(run_id: int) -> bool:
+    return _registered().start(run_id)
+
+
+def stop(run_id: int) -> bool:
+    return _registered().stop(run_id)
+
+
+def wake(run_id: int) -> bool:
+    return _registered().wake(run_id)
+
+
+def worker_of(run_id: int) -> str:
+    return _registered().worker_of(run_id)

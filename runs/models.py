@@ -1,0 +1,94 @@
+"""Runs of a circuit version, the durable input log of every pushed change, and the
+output deltas each tick produced. The tables keep the names the circuits app gave them
+(runs/migrations/0001_initial.py moved the models here without touching the data)."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class RunStatus(models.TextChoices):
+    CREATED = "created"
+    RUNNING = "running"
+    PAUSED = "paused"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+class Run(models.Model):
+    circuit = models.ForeignKey("circuits.Circuit", on_delete=models.CASCADE, related_name="runs")
+    version = models.ForeignKey("circuits.CircuitVersion", on_delete=models.PROTECT, related_name="runs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.CREATED)
+    current_tick = models.IntegerField(default=-1)
+    last_sequence = models.IntegerField(default=0)  # sequence number of the last accepted push
+    worker = models.CharField(max_length=200, blank=True, default="")
+    # The worker pool (Celery queue) that runs it: pools sharing one database each sweep
+    # and take over only their own runs ("" = any pool, for runs from before pools).
+    queue = models.CharField(max_length=200, blank=True, default="")
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "circuits_run"  # made by the circuits app, before runs had their own
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.circuit.name} ({self.status})"
+
+    @property
+    def group_name(self) -> str:
+        return f"run.{self.pk}"
+
+
+class Push(models.Model):
+    """The durable input log: one accepted push of changes to one input of a run.
+
+    Written (and committed) before the push is acknowledged; `applied_tick` is set in
+    the same transaction that stores the tick's outputs, so each push is applied once.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pushes")
+    sequence = models.PositiveIntegerField()
+    input = models.CharField(max_length=64)
+    records = models.JSONField()  # [{"data": {...}, "weight": w}], already validated
+    row_count = models.PositiveIntegerField()
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+    applied_tick = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        db_table = "circuits_push"
+        ordering = ["run", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "sequence"], name="unique_push_sequence"),
+            models.UniqueConstraint(
+                fields=["run", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
+                name="unique_push_idempotency_key",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "applied_tick"], name="push_run_applied")]
+
+    @property
+    def token(self) -> str:
+        return f"{self.run_id}:{self.sequence}"
+
+
+class TickOutput(models.Model):
+    """What one tick of a run produced: output deltas per view, frontier and stats."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="ticks")
+    tick = models.IntegerField()
+    deltas = models.JSONField()  # view -> [{"data": {...}, "weight": w}]
+    frontier = models.JSONField(default=dict)
+    stats = models.JSONField(default=dict)
+    ms = models.FloatField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "circuits_tickoutput"
+        ordering = ["run", "tick"]
+        constraints = [models.UniqueConstraint(fields=["run", "tick"], name="unique_run_tick")]
