@@ -169,6 +169,8 @@ SPARK_EXECUTOR_CORES = os.environ.get("SPARK_EXECUTOR_CORES", "")
 
 # --- Runs and pushes --------------------------------------------------------------------
 PUSH_MAX_ROWS = env_int("DBSPWEB_PUSH_MAX_ROWS", 100_000)
+# SQL / Datalog source text sent to /api/sql/compile/ and /api/datalog/compile/.
+MAX_SOURCE_CHARS = env_int("DBSPWEB_MAX_SOURCE_CHARS", 200_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DBSPWEB_MAX_BODY_BYTES", 50 * 1024 * 1024)
 TICK_MAX_PUSHES = env_int("DBSPWEB_TICK_MAX_PUSHES", 100)
 # Backpressure: a push beyond this many unapplied pushes of a run gets 429 + Retry-After.

@@ -1,0 +1,94 @@
+"""Circuits from program text: SQL views (dbsp.sql) and Datalog programs (dbsp.datalog)
+compiled to circuit documents, and a drawn circuit written back as SQL. Nothing is
+saved: the editor shows the document, and saves it as a version like a drawn one.
+
+Every problem has `message`; those in the text have `line` and `column` (1-based), and
+those of a compiled node have `node` and the line:column of the node's `source` span.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+
+from dbsp.datalog import DatalogInvalid, compile_program
+from dbsp.errors import CircuitInvalid
+from dbsp.sql import NotExpressible, SqlError, compile_sql, export_sql
+
+from .services import ServiceError, inspect_document
+
+
+def require_source_text(text, language: str) -> str:
+    """The `text` field of a compile request: a string within the size limit, else 400."""
+    if not isinstance(text, str):
+        raise ServiceError(f"`text` must be the {language} source as a string.", 400,
+                           [{"field": "text", "message": "a string is required"}])
+    limit = settings.MAX_SOURCE_CHARS
+    if len(text) > limit:
+        raise ServiceError(f"The {language} text is over the limit of {limit} characters (DBSPWEB_MAX_SOURCE_CHARS).", 400,
+                           [{"field": "text", "message": f"{len(text)} characters, more than {limit}"}])
+    if "\x00" in text:
+        raise ServiceError(f"The {language} text contains a NUL character (\\u0000).", 400,
+                           [{"field": "text", "message": "contains a NUL character (\\u0000)"}])
+    return text
+
+
+def compile_sql_text(text: str) -> dict:
+    try:
+        document = compile_sql(text)
+    except SqlError as e:
+        return _refused([p.as_dict() for p in e.problems])
+    return _compiled(document)
+
+
+def compile_datalog_text(text: str, schemas: dict | None = None) -> dict:
+    try:
+        document = compile_program(text, schemas)
+    except DatalogInvalid as e:
+        return _refused([p.as_dict() for p in e.problems])
+    return _compiled(document)
+
+
+def _refused(problems: list[dict]) -> dict:
+    return {"valid": False, "document": None, "errors": problems, "schemas": {}}
+
+
+def _compiled(document: dict) -> dict:
+    """The document and the engine's own problems with it, each placed at the source
+    span of the node it names (a front end should not make any; if it does, the user
+    sees where)."""
+    inspected = inspect_document(document)
+    spans = {}
+    _collect_spans(document.get("nodes", []), spans)
+    for problem in inspected["errors"]:
+        where = source_position(spans.get(problem.get("node")))
+        if where:
+            problem.setdefault("line", where[0])
+            problem.setdefault("column", where[1])
+    return {"document": document} | inspected
+
+
+def _collect_spans(nodes: list, spans: dict) -> None:
+    for node in nodes:
+        spans[node.get("id")] = node.get("source")
+        _collect_spans((node.get("subcircuit") or {}).get("nodes", []), spans)
+
+
+def source_position(span) -> tuple[int, int] | None:
+    """(line, column) where a node's `source` starts: SQL's {start: {line, column}, end}
+    or Datalog's {line, column, end_line, end_column}."""
+    if not isinstance(span, dict):
+        return None
+    start = span.get("start", span)
+    if isinstance(start, dict) and isinstance(start.get("line"), int) and isinstance(start.get("column"), int):
+        return start["line"], start["column"]
+    return None
+
+
+def export_sql_text(document) -> dict:
+    """{"sql": text} for a circuit SQL can express; else {"sql": None, "errors": [...]}
+    naming the node (NotExpressible) or the document's problems."""
+    try:
+        return {"sql": export_sql(document), "errors": []}
+    except NotExpressible as e:
+        return {"sql": None, "errors": [{"node": e.node, "message": str(e)}]}
+    except CircuitInvalid as e:
+        return {"sql": None, "errors": [p.as_dict() for p in e.problems]}
