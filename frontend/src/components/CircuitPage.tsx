@@ -11,6 +11,7 @@ import { formatTime } from '../format';
 import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
 import { PlanPane } from './PlanPane';
+import { SourcePane, sourceOf } from '../sources/SourcePane';
 import { ShareDialog } from './ShareDialog';
 
 interface Props {
@@ -90,6 +91,10 @@ export function CircuitWorkspace({
   const [problems, setProblems] = useState<string[]>([]);
   const [busy, setBusy] = useState<string | null>(null);
   const [showPlan, setShowPlan] = useState(false);
+  const [showSource, setShowSource] = useState(() => sourceOf(initial) !== null);
+  const [selectedIds, setSelectedIds] = useState<string[]>([]);
+  const [selectNodes, setSelectNodes] = useState<{ ids: string[] } | undefined>(undefined);
+  const [compiles, setCompiles] = useState(0);
   const [showHistory, setShowHistory] = useState(false);
   const [sharing, setSharing] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -256,8 +261,11 @@ export function CircuitWorkspace({
               <input ref={fileInput} type="file" accept=".json,application/json" hidden data-testid="import-file" onChange={(e) => void importFile(e)} />
             </>
           )}
-          <button type="button" data-testid="toggle-plan" aria-pressed={showPlan} onClick={() => setShowPlan((s) => !s)}>
+          <button type="button" data-testid="toggle-plan" aria-pressed={showPlan} onClick={() => { setShowPlan((s) => !s); setShowSource(false); }}>
             {showPlan ? 'Hide plan' : 'Compiled plan'}
+          </button>
+          <button type="button" data-testid="toggle-source" aria-pressed={showSource} onClick={() => { setShowSource((s) => !s); setShowPlan(false); }}>
+            {showSource ? 'Hide SQL / Datalog' : 'SQL / Datalog'}
           </button>
           {circuit && (
             <button type="button" data-testid="toggle-history" aria-pressed={showHistory} onClick={() => setShowHistory((s) => !s)}>
@@ -280,11 +288,12 @@ export function CircuitWorkspace({
 
       {/* The compiled plan sits beside the circuit; the editor keeps its place in the tree
           (first child) so toggling the plan does not remount it. */}
-      <div className={`circuit-split ${showPlan ? 'with-plan' : ''}`} data-testid="circuit-split">
+      <div className={`circuit-split ${showPlan ? 'with-plan' : ''} ${showSource ? 'with-source' : ''}`} data-testid="circuit-split">
         <div className="circuit-split-editor">
-          <CircuitEditor state={state} readOnly={readOnly} refitOn={showPlan} />
+          <CircuitEditor state={state} readOnly={readOnly} refitOn={`${showPlan}${showSource}${compiles}`} selectNodes={selectNodes} onSelectionChange={setSelectedIds} />
         </div>
         {showPlan && <PlanPane doc={state.doc} />}
+        {showSource && <SourcePane state={state} readOnly={readOnly} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
       </div>
       {showHistory && circuit && (
         <VersionHistory
