@@ -92,3 +92,12 @@ def export_sql_text(document) -> dict:
         return {"sql": None, "errors": [{"node": e.node, "message": str(e)}]}
     except CircuitInvalid as e:
         return {"sql": None, "errors": [p.as_dict() for p in e.problems]}
+
+
+def compiled_source(language: str, text: str) -> dict:
+    """The document of a SQL or Datalog text that compiles (ValueError listing the problems
+    if not), keeping the text in `metadata.source` so the editor can show it again."""
+    result = compile_sql_text(text) if language == "sql" else compile_datalog_text(text)
+    if result["document"] is None or not result["valid"]:
+        raise ValueError("; ".join(f"{p.get('line', '?')}:{p.get('column', '?')}: {p['message']}" for p in result["errors"]))
+    return result["document"] | {"metadata": {"source": {"language": language, "text": text}}}

@@ -140,9 +140,14 @@ def test_datalog_pane_transitive_closure(page):
     select(page, "r2_path_join")
     expect(page.get_by_test_id("source-linked-mark")).to_have_text("path(x, z) :- path(x, y), edge(y, z).")
     page.screenshot(path=str(ARTIFACTS / "datalog-pane-linked.png"))
-    # The cursor in rule 1 -> rule 1's nodes.
+    # The cursor in rule 1's body -> rule 1's nodes (its stratum's fixed point starts there);
+    # in its head -> the head's nodes (the previous iteration, the set, the export).
+    put_cursor(page, 2, 18)
+    expect(page.locator('.react-flow__node.selected')).to_have_count(2)
+    assert selected_nodes(page) == {"path_fixpoint", "r1_path_edge_vars"}
     put_cursor(page, 2, 3)
-    expect(page.get_by_test_id("node-panel")).to_have_attribute("data-node-id", "r1_path_edge_vars")
+    expect(page.locator('.react-flow__node.selected')).to_have_count(3)
+    assert selected_nodes(page) == {"path_prev", "path_set", "path_out"}
 
     # An unsafe variable is marked at its line:column.
     page.get_by_test_id("source-text").fill(CLOSURE.replace("edge(y, z).", "edge(y, w)."))

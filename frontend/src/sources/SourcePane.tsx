@@ -94,7 +94,7 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
       const doc: Doc = { ...laid, metadata: { ...((state.doc.metadata as object) ?? {}), source: { language, text } } };
       state.apply(() => doc);
       onCompiled?.();
-      const count = doc.nodes.length;
+      const count = countNodes(doc.nodes);
       setNotice({ text: `Compiled to ${count} node(s)${result.valid ? '' : `, ${result.errors.length} problem(s)`}. Save to keep it as a version.`, bad: !result.valid });
     } catch (err) {
       setNotice({ text: messagesOf(err).join(' '), bad: true });
@@ -245,4 +245,8 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
       )}
     </section>
   );
+}
+
+function countNodes(nodes: Doc['nodes']): number {
+  return nodes.reduce((n, node) => n + 1 + (node.subcircuit ? countNodes(node.subcircuit.nodes) : 0), 0);
 }
