@@ -31,11 +31,17 @@ def require_source_text(text, language: str) -> str:
     return text
 
 
+TOO_DEEP = ("the {language} nests too deeply to compile (an expression of thousands of nested parts); "
+            "split it, e.g. into several views or rules")
+
+
 def compile_sql_text(text: str) -> dict:
     try:
         document = compile_sql(text)
     except SqlError as e:
         return _refused([p.as_dict() for p in e.problems])
+    except RecursionError:  # sqlglot parses and walks expressions recursively
+        return _refused([{"message": TOO_DEEP.format(language="SQL")}])
     return _compiled(document)
 
 
@@ -44,6 +50,8 @@ def compile_datalog_text(text: str, schemas: dict | None = None) -> dict:
         document = compile_program(text, schemas)
     except DatalogInvalid as e:
         return _refused([p.as_dict() for p in e.problems])
+    except RecursionError:
+        return _refused([{"message": TOO_DEEP.format(language="Datalog")}])
     return _compiled(document)
 
 

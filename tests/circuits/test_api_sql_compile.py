@@ -84,3 +84,12 @@ def test_text_must_be_a_string(client_for, body):
     response = client_for().post("/api/sql/compile/", body, format="json")
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == "text"
+
+
+@pytest.mark.parametrize("where", ["(" * 5000 + "a > 1" + ")" * 5000, " AND ".join(["a > 1"] * 3000)])
+def test_text_nested_too_deeply_for_the_parser_is_refused_not_a_server_error(client_for, where):
+    text = f"CREATE TABLE t (a BIGINT);\nCREATE VIEW v AS SELECT a FROM t WHERE {where};"
+    response = client_for().post("/api/sql/compile/", {"text": text}, format="json")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["valid"] is False and "nests too deeply" in body["errors"][0]["message"]
