@@ -93,3 +93,23 @@ def test_text_nested_too_deeply_for_the_parser_is_refused_not_a_server_error(cli
     assert response.status_code == 200
     body = response.json()
     assert body["valid"] is False and "nests too deeply" in body["errors"][0]["message"]
+
+
+def test_a_problem_the_engine_finds_in_a_compiled_node_is_placed_at_its_source(client_for, monkeypatch):
+    """A narrow test with the compiler replaced: should a front end ever give a node the
+    engine refuses, the problem names the node and the line:column of its source."""
+    from circuits import frontends
+
+    schema = [{"name": "a", "type": "bigint"}]
+    broken = {"format": "dbspweb.circuit", "version": 1, "nodes": [
+        {"id": "t", "kind": "input", "params": {"schema": schema}, "source": {"start": {"line": 1, "column": 14}, "end": {"line": 1, "column": 14}}},
+        {"id": "v_where", "kind": "filter", "params": {"predicate": "nope > 1"},
+         "source": {"start": {"line": 2, "column": 30}, "end": {"line": 2, "column": 37}}},
+        {"id": "v", "kind": "output", "params": {}, "source": {"start": {"line": 2, "column": 13}, "end": {"line": 2, "column": 13}}},
+    ], "edges": [{"from": {"node": "t", "port": "out"}, "to": {"node": "v_where", "port": "in"}},
+                 {"from": {"node": "v_where", "port": "out"}, "to": {"node": "v", "port": "in"}}]}
+    monkeypatch.setattr(frontends, "compile_sql", lambda text: broken)
+    body = client_for().post("/api/sql/compile/", {"text": "anything"}, format="json").json()
+    assert body["valid"] is False and body["document"] == broken
+    problem = next(p for p in body["errors"] if p.get("node") == "v_where")
+    assert (problem["line"], problem["column"]) == (2, 30)
