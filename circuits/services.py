@@ -77,7 +77,7 @@ def document_nul_problems(document) -> list[dict]:
 _LIMIT = re.compile(r"\(limit MAX_EXPRESSION_(NESTING|DEPTH|CHARS)\b")
 
 
-def _refuse_beyond_limits(document) -> None:
+def refuse_beyond_limits(document) -> None:
     """A document beyond a bound of dbsp/limits.py (size, nesting, nodes, edges, fixed
     points) is refused (400 naming the limit) before anything else walks it."""
     problems = document_problems(document)
@@ -85,8 +85,16 @@ def _refuse_beyond_limits(document) -> None:
         raise ServiceError(f"The circuit document is refused: {problems[0].message}.", 400, [p.as_dict() for p in problems])
 
 
+def refuse_expressions_beyond_limits(problems: list[dict]) -> None:
+    """Problems that are bounds on the work of parsing an expression refuse the whole
+    document (400 naming the limit), as a document beyond a bound does."""
+    over = [p for p in problems if _LIMIT.search(p["message"])]
+    if over:
+        raise ServiceError(f"The circuit document is refused: {over[0]['message']}.", 400, over)
+
+
 def validate_document(document) -> list[dict]:
-    _refuse_beyond_limits(document)
+    refuse_beyond_limits(document)
     return document_nul_problems(document) + [p.as_dict() for p in check(document).problems]
 
 
@@ -95,12 +103,10 @@ def inspect_document(document) -> dict:
     (what the editor shows on a port; an edge carries its source node's schema).
     A document beyond a limit, or with an expression beyond one (nesting, length), is
     refused with ServiceError (400) naming it: such a document is not inspected."""
-    _refuse_beyond_limits(document)
+    refuse_beyond_limits(document)
     v = check(document)
     problems = document_nul_problems(document) + [p.as_dict() for p in v.problems]
-    over = [p for p in problems if _LIMIT.search(p["message"])]
-    if over:
-        raise ServiceError(f"The circuit document is refused: {over[0]['message']}.", 400, over)
+    refuse_expressions_beyond_limits(problems)
     return {
         "valid": not problems,
         "errors": problems,

@@ -178,6 +178,8 @@ SPARK_EXECUTOR_CORES = os.environ.get("SPARK_EXECUTOR_CORES", "")
 
 # --- Runs and pushes --------------------------------------------------------------------
 PUSH_MAX_ROWS = env_int("DBSPWEB_PUSH_MAX_ROWS", 100_000)
+# SQL / Datalog source text sent to /api/sql/compile/ and /api/datalog/compile/.
+MAX_SOURCE_CHARS = env_int("DBSPWEB_MAX_SOURCE_CHARS", 200_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DBSPWEB_MAX_BODY_BYTES", 50 * 1024 * 1024)
 # Bodies carrying a circuit document (validate, plan, circuit create/update, versions):
 # dbsp/limits.py bounds a document to about 2,000,000 characters.

@@ -11,7 +11,7 @@ the default local-memory cache.
 | share | every request carrying a share token (header, `?share=`, share link) | every API view (default) |
 | login | every attempt | POST /api/auth/login/, /api/auth/token/ |
 | register | every attempt | POST /api/auth/register/ |
-| validate | anonymous requests | POST /api/validate/, /api/plan/ |
+| validate | anonymous requests | POST /api/validate/, /api/plan/, /api/sql/compile/, /api/sql/export/, /api/datalog/compile/ |
 """
 from __future__ import annotations
 

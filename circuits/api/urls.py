@@ -5,7 +5,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from . import auth, not_found, sharing, versions, views
+from . import auth, frontends, not_found, sharing, versions, views
 
 router = DefaultRouter(trailing_slash=True)
 router.register("circuits", views.CircuitViewSet, basename="circuit")
@@ -26,6 +26,9 @@ urlpatterns = [
     path("shared/<str:token>/", sharing.SharedCircuitView.as_view(), name="shared-circuit"),
     path("validate/", views.ValidateView.as_view(), name="validate"),
     path("plan/", views.PlanView.as_view(), name="plan"),
+    path("sql/compile/", frontends.SqlCompileView.as_view(), name="sql-compile"),
+    path("sql/export/", frontends.SqlExportView.as_view(), name="sql-export"),
+    path("datalog/compile/", frontends.DatalogCompileView.as_view(), name="datalog-compile"),
     path("operators/", views.OperatorCatalogView.as_view(), name="operators"),
     path("circuit-format/", views.CircuitFormatView.as_view(), name="circuit-format"),
 ] + router.urls + [

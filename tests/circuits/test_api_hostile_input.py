@@ -39,6 +39,7 @@ def document_posts(circuit):
         ("post", "/api/circuits/", wrap),
         ("patch", f"/api/circuits/{circuit.pk}/", wrap),
         ("post", f"/api/circuits/{circuit.pk}/versions/", wrap),
+        ("post", "/api/sql/export/", wrap),
     ]
 
 

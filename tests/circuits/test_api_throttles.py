@@ -67,3 +67,16 @@ def test_off_disables_a_scope(client_for, rates):
     rates(anon="off")
     api = client_for()
     assert all(api.get("/api/operators/").status_code == 200 for _ in range(20))
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/api/sql/compile/", {"text": "CREATE TABLE t (a BIGINT); CREATE VIEW v AS SELECT a FROM t;"}),
+    ("/api/datalog/compile/", {"text": ".decl e(a: bigint, b: bigint)\np(a, b) :- e(a, b).\n.output p"}),
+    ("/api/sql/export/", {"document": {"nodes": [], "edges": []}}),
+])
+def test_the_text_front_ends_are_throttled_like_validate(rates, client_for, make_user, path, body):
+    rates(validate="2/min", anon="100/min")
+    anonymous, alice = client_for(), client_for(make_user("alice"))
+    assert [anonymous.post(path, body, format="json").status_code for _ in range(2)] == [200] * 2
+    assert_throttled(anonymous.post(path, body, format="json"), "validate")
+    assert alice.post(path, body, format="json").status_code == 200

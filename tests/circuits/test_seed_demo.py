@@ -7,12 +7,16 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from circuits import services
+from dbsp.datalog import compile_program
+from dbsp.sql import compile_sql
 from circuits.models import Circuit, CircuitVersion
 from tests.conftest import EXAMPLES
 
 
 def example_circuits() -> dict[str, tuple[dict, dict]]:
-    """name -> (meta, document) for every example circuit (x.json; x.meta.json is its metadata)."""
+    """name -> (meta, document) for every example circuit (x.json; x.meta.json is its
+    metadata), and every SQL / Datalog example with a meta.json: compiled by the engine's
+    front end, its text in metadata.source."""
     found = {}
     for path in sorted(EXAMPLES.glob("*.json")):
         if path.name.endswith(".meta.json"):
@@ -20,6 +24,13 @@ def example_circuits() -> dict[str, tuple[dict, dict]]:
         meta_path = path.with_name(path.stem + ".meta.json")
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"name": path.stem}
         found[meta["name"]] = (meta, json.loads(path.read_text()))
+    for language, compile_text, pattern in (("sql", compile_sql, "sql/*.sql"), ("datalog", compile_program, "datalog/*.dl")):
+        for path in sorted(EXAMPLES.parent.glob(pattern)):
+            meta_path = path.with_name(path.stem + ".meta.json")
+            if meta_path.exists():
+                text = path.read_text()
+                document = compile_text(text) | {"metadata": {"source": {"language": language, "text": text}}}
+                found[json.loads(meta_path.read_text())["name"]] = (json.loads(meta_path.read_text()), document)
     return found
 
 
@@ -40,6 +51,9 @@ def test_examples_are_there():
     # the documented examples (README, examples/circuits): a sanity check that the glob found them
     assert len(examples) >= 6
     assert {"Big orders", "Transactions (DBSP oracle)", "Transitive closure (DBSP oracle)", "Word count"} <= set(examples)
+    # written in SQL and in Datalog, seeded with their text
+    assert {"Transactions (SQL)", "Reachability (Datalog)"} <= set(examples)
+    assert examples["Reachability (Datalog)"][1]["metadata"]["source"]["language"] == "datalog"
 
 
 @pytest.mark.django_db

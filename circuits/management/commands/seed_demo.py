@@ -1,4 +1,7 @@
-"""Create the demo user and the demo circuits from examples/circuits/ (idempotent)."""
+"""Create the demo user and the demo circuits (idempotent): each examples/circuits/*.json,
+and each SQL view file (examples/sql/*.sql) and Datalog program (examples/datalog/*.dl)
+with a .meta.json beside it, compiled, its text kept in the document's metadata.source
+(the editor's SQL / Datalog pane shows it)."""
 import json
 import os
 
@@ -7,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from circuits import services
+from circuits.frontends import compiled_source
 from circuits.models import Circuit
 
 
@@ -22,16 +26,25 @@ class Command(BaseCommand):
             user.set_password(password)
             user.save()
             self.stdout.write(f"created user {username!r}")
-        examples = settings.BASE_DIR / "examples" / "circuits"
-        for path in sorted(examples.glob("*.json")):
-            if path.name.endswith(".meta.json"):
-                continue
-            meta_path = path.with_name(path.stem + ".meta.json")
-            meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"name": path.stem}
+        for meta, document in demos(settings.BASE_DIR / "examples"):
             if Circuit.objects.filter(owner=user, name=meta["name"]).exists():
                 continue
             services.create_circuit(
-                user, meta["name"], meta.get("description", ""), meta.get("visibility", "private"),
-                json.loads(path.read_text()),
+                user, meta["name"], meta.get("description", ""), meta.get("visibility", "private"), document(),
             )
             self.stdout.write(f"created demo circuit {meta['name']!r}")
+
+
+def demos(examples):
+    """(meta, a function giving the document) per demo circuit."""
+    for path in sorted((examples / "circuits").glob("*.json")):
+        if path.name.endswith(".meta.json"):
+            continue
+        meta_path = path.with_name(path.stem + ".meta.json")
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"name": path.stem}
+        yield meta, (lambda p=path: json.loads(p.read_text()))
+    for language, pattern in (("sql", "sql/*.sql"), ("datalog", "datalog/*.dl")):
+        for path in sorted(examples.glob(pattern)):
+            meta_path = path.with_name(path.stem + ".meta.json")
+            if meta_path.exists():
+                yield json.loads(meta_path.read_text()), (lambda p=path, lang=language: compiled_source(lang, p.read_text()))

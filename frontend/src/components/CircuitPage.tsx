@@ -11,7 +11,7 @@ import { formatTime } from '../format';
 import { setLeaveGuard } from '../leaveGuard';
 import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
-
+import { SourcePane, sourceOf } from '../sources/SourcePane';
 import { ShareDialog } from './ShareDialog';
 
 // The compiled plan's canvas is a chunk of its own, loaded when the plan is first shown.
@@ -94,6 +94,10 @@ export function CircuitWorkspace({
   const [problems, setProblems] = useState<string[]>([]);
   const [busy, setBusy] = useState<string | null>(null);
   const [showPlan, setShowPlan] = useState(false);
+  const [showSource, setShowSource] = useState(() => sourceOf(initial) !== null);
+  const [selectedIds, setSelectedIds] = useState<string[]>([]);
+  const [selectNodes, setSelectNodes] = useState<{ ids: string[] } | undefined>(undefined);
+  const [compiles, setCompiles] = useState(0);
   const [showHistory, setShowHistory] = useState(false);
   const [sharing, setSharing] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -310,8 +314,11 @@ export function CircuitWorkspace({
               <input ref={fileInput} type="file" accept=".json,application/json" hidden data-testid="import-file" onChange={(e) => void importFile(e)} />
             </>
           )}
-          <button type="button" data-testid="toggle-plan" aria-pressed={showPlan} onClick={() => setShowPlan((s) => !s)}>
+          <button type="button" data-testid="toggle-plan" aria-pressed={showPlan} onClick={() => { setShowPlan((s) => !s); setShowSource(false); }}>
             {showPlan ? 'Hide plan' : 'Compiled plan'}
+          </button>
+          <button type="button" data-testid="toggle-source" aria-pressed={showSource} onClick={() => { setShowSource((s) => !s); setShowPlan(false); }}>
+            {showSource ? 'Hide SQL / Datalog' : 'SQL / Datalog'}
           </button>
           {circuit && (
             <button type="button" data-testid="toggle-history" aria-pressed={showHistory} onClick={() => setShowHistory((s) => !s)}>
@@ -339,15 +346,16 @@ export function CircuitWorkspace({
 
       {/* The compiled plan sits beside the circuit; the editor keeps its place in the tree
           (first child) so toggling the plan does not remount it. */}
-      <div className={`circuit-split ${showPlan ? 'with-plan' : ''}`} data-testid="circuit-split">
+      <div className={`circuit-split ${showPlan ? 'with-plan' : ''} ${showSource ? 'with-source' : ''}`} data-testid="circuit-split">
         <div className="circuit-split-editor">
-          <CircuitEditor state={state} readOnly={readOnly} refitOn={showPlan} />
+          <CircuitEditor state={state} readOnly={readOnly} refitOn={`${showPlan}${showSource}${compiles}`} selectNodes={selectNodes} onSelectionChange={setSelectedIds} />
         </div>
         {showPlan && (
           <Suspense fallback={<p className="muted">Loading the plan…</p>}>
             <PlanPane doc={state.doc} />
           </Suspense>
         )}
+        {showSource && <SourcePane state={state} readOnly={readOnly} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
       </div>
       {showHistory && circuit && (
         <VersionHistory

@@ -68,6 +68,10 @@ export interface CircuitEditorProps {
   onValidation?: (validation: Validation | null) => void;
   /** Zoom to fit again when this changes (the page resized the editor, e.g. showing the plan beside it). */
   refitOn?: unknown;
+  /** Select these nodes (a new object per request; e.g. the SQL pane's cursor). */
+  selectNodes?: { ids: string[] };
+  /** Told the selected node ids when they change. */
+  onSelectionChange?: (ids: string[]) => void;
 }
 
 export function CircuitEditor(props: CircuitEditorProps) {
@@ -90,7 +94,7 @@ function isTyping(target: EventTarget | null): boolean {
   return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
 }
 
-function EditorInner({ state, readOnly = false, onValidation, refitOn }: CircuitEditorProps) {
+function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNodes, onSelectionChange }: CircuitEditorProps) {
   const { doc, apply } = state;
   const { catalog, error: catalogError } = useCatalog();
   const flowApi = useReactFlow();
@@ -118,6 +122,14 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn }: Circuit
     const keys = new Set(allEdges(doc).map(({ edge }) => edgeKey(edge)));
     setSelectedEdges((s) => (Array.from(s).every((k) => keys.has(k)) ? s : new Set(Array.from(s).filter((k) => keys.has(k)))));
   }, [doc]);
+
+  // Selection from outside (the source pane) and back out.
+  useEffect(() => {
+    if (!selectNodes) return;
+    setSelectedNodes(new Set(selectNodes.ids));
+    setSelectedEdges(new Set());
+  }, [selectNodes]);
+  useEffect(() => onSelectionChange?.(Array.from(selectedNodes)), [selectedNodes, onSelectionChange]);
 
   // The engine's validation, debounced; stale answers are dropped.
   const validationSeq = useRef(0);
