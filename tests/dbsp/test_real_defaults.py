@@ -40,7 +40,7 @@ def table(g, v, w):
     return pa.table({"g": pa.array(g, pa.int64()), "v": pa.array(v, pa.int64()), "w": pa.array(w, pa.int64())})
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)  # (see the docstring: the one test at real sizes)
 def test_two_million_rows_then_deleting_the_smallest_at_real_defaults():
     from dbsp.spark import SparkRuntime, get_session
 
