@@ -7,7 +7,11 @@
 A pushes file has one line per tick: {"<input>": [change records...], ...}; an empty
 object (or blank line) is an empty tick. Change records: {"insert": row},
 {"delete": row}, {"weight": w, "data": row}. `--backend reference` runs the pure-Python
-oracle instead of Spark.
+oracle instead of Spark. A tick that deletes a row an input (without a primary key or
+`allow_negative`) does not hold is refused (dbsp/inputs.py): exit 1 naming the record.
+`--verify` recomputes every view from scratch with the reference evaluator at every tick
+and compares it with the integrated incremental outputs: on a difference it prints the
+differing rows (missing/extra, with weights) and exits 3.
 """
 from __future__ import annotations
 
@@ -17,8 +21,10 @@ import sys
 
 from .errors import CircuitInvalid, DataInvalid
 from .plan import compile_plan
-from .runtime import changes_from_records
+from .inputs import InputTable, checks_deletes
+from .runtime import changes_and_items
 from .validate import validate
+from .verify import Verifier
 
 
 def _load(path: str):
@@ -36,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("pushes")
     run.add_argument("--backend", choices=["spark", "reference"], default="spark")
     run.add_argument("--stats", action="store_true", help="include frontier and stats per tick")
+    run.add_argument("--verify", action="store_true",
+                     help="at every tick, compare the integrated outputs with a from-scratch reference recomputation")
     args = parser.parse_args(argv)
 
     try:
@@ -68,11 +76,18 @@ def main(argv: list[str] | None = None) -> int:
         from .spark import SparkRuntime
 
         runtime = SparkRuntime(plan)
+    tables = {name: InputTable(name, schema, checks_deletes(plan, name)) for name, schema in plan.inputs.items()}
+    verifier = Verifier(plan) if args.verify else None
     with open(args.pushes) as f:
         for line_no, line in enumerate(f, 1):
             tick = json.loads(line) if line.strip() else {}
             try:
-                changes = {name: changes_from_records(records, plan.inputs[name], plan.primary_key(name)) for name, records in tick.items()}
+                changes = {}
+                for name, records in tick.items():
+                    if name not in plan.inputs:
+                        raise KeyError(name)
+                    changes[name], items = changes_and_items(records, plan.inputs[name], plan.primary_key(name))
+                    tables[name].check(items)
             except KeyError as e:
                 print(f"{args.pushes}:{line_no}: no input named {e}", file=sys.stderr)
                 return 1
@@ -80,11 +95,22 @@ def main(argv: list[str] | None = None) -> int:
                 for p in e.problems:
                     print(f"{args.pushes}:{line_no}: {p.message}", file=sys.stderr)
                 return 1
+            for name, change in changes.items():
+                if tables[name].checked:
+                    tables[name].apply(change)
             result = runtime.step(changes)
-            record = {"tick": result.tick, "outputs": result.outputs_json()}
+            outputs = result.outputs_json()
+            record = {"tick": result.tick, "outputs": outputs}
             if args.stats:
                 record |= {"frontier": result.frontier, "stats": result.stats, "ms": result.ms}
             print(json.dumps(record), flush=True)
+            if verifier is not None:
+                differences = verifier.step(changes, outputs)
+                if differences:
+                    print(json.dumps({"tick": result.tick, "verified": False, "differences": differences}), flush=True)
+                    print(f"{args.pushes}:{line_no}: tick {result.tick}: the incremental outputs differ from the "
+                          f"reference recomputation in {', '.join(sorted(differences))}", file=sys.stderr)
+                    return 3
     return 0
 
 
