@@ -27,7 +27,24 @@ class BatchQuery(SparkRuntime):
             from .fixedpoint import FixedPointRecompute
 
             return FixedPointRecompute(self, op, schema)
-        return Lifted(self, op, schema)
+        return _Materialized(Lifted(self, op, schema))
+
+
+class _Materialized:
+    """A node's whole value computed once (checkpointed on the executors), so that the
+    views sharing it do not compute it again and lineage stays short."""
+
+    def __init__(self, executor):
+        self.executor = executor
+
+    def step(self, inputs):
+        out = self.executor.step(inputs)
+        if out is not None and out._df is not None and out._table is None:
+            out._df = out._df.localCheckpoint(eager=True)
+        return out
+
+    def state_rows(self) -> int:
+        return 0
 
 
 def recompute_on_spark(plan, tables: dict[str, ZSet], session=None) -> dict[str, list[dict]]:
