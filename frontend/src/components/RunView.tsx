@@ -14,6 +14,9 @@ import { DeltaFeed } from './DeltaFeed';
 import { ErrorText, messagesOf } from './ErrorText';
 import { PushForm } from './PushForm';
 import { ViewTable } from './ViewTable';
+import { InputTables } from '../verify/InputTables';
+import { VerifyPanel } from '../verify/VerifyPanel';
+import '../verify/verify.css';
 
 // The graph canvas (@xyflow/react) loads after the rest of the page.
 const RunGraph = lazy(() => import('../dashboard/RunGraph').then((m) => ({ default: m.RunGraph })));
@@ -233,6 +236,7 @@ export function RunView({ runId }: Props) {
           {run.inputs.map((input) => (
             <PushForm key={input.name} runId={run.id} input={input} disabled={finished} onPushed={refreshRun} />
           ))}
+          <InputTables runId={run.id} inputs={run.inputs} tick={tick} />
         </div>
         <div className="views">
           <div className="card graph-card">
@@ -251,6 +255,7 @@ export function RunView({ runId }: Props) {
             <h4>Outputs at a past tick</h4>
             <TickSlider runId={run.id} lastTick={tick} />
           </div>
+          <VerifyPanel runId={run.id} tick={tick} />
           <h2>Outputs</h2>
           {viewNames.length === 0 && <p className="muted">This circuit has no output views.</p>}
           {viewNames.map((view) => (
