@@ -71,7 +71,7 @@ def test_verify_shows_a_check_mark_then_the_differing_rows(live_stack, page, mak
     out.deltas["total"] = [r for r in out.deltas["total"] if r["weight"] < 0]  # the stored new total is lost
     out.save()
     page.get_by_test_id("verify-button").click()
-    expect(page.get_by_test_id("verify-differences")).to_contain_text("1 view differ", timeout=180_000)
+    expect(page.get_by_test_id("verify-differences")).to_contain_text("1 view differs from", timeout=180_000)
     missing = page.get_by_test_id("verify-missing-total")
     expect(missing).to_contain_text("total")
     expect(missing.locator("tbody tr")).to_have_count(1)

@@ -37,7 +37,7 @@ describe('VerifyPanel', () => {
     render(<VerifyPanel runId={7} tick={3} pollMs={1} />);
     fireEvent.click(screen.getByTestId('verify-button'));
     await waitFor(() => expect(screen.getByTestId('verify-differences')).toBeTruthy());
-    expect(screen.getByTestId('verify-differences').textContent).toContain('1 view differ from a batch Spark recomputation (the run is at tick 3 now)');
+    expect(screen.getByTestId('verify-differences').textContent).toContain('1 view differs from a batch Spark recomputation (the run is at tick 3 now)');
     expect(screen.getByTestId('verify-missing-totals').textContent).toContain('125');
     expect(screen.getByTestId('verify-extra-totals').textContent).toContain('26');
   });

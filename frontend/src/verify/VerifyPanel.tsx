@@ -86,7 +86,7 @@ function VerificationResult({ verification: v, currentTick }: { verification: Ve
   return (
     <div data-testid="verify-differences">
       <p className="verify-bad">
-        <span aria-label="differs">✗</span> Tick {v.tick}: {views.length} view{views.length === 1 ? '' : 's'} differ from {how}{stale}.
+        <span aria-label="differs">✗</span> Tick {v.tick}: {views.length === 1 ? '1 view differs' : `${views.length} views differ`} from {how}{stale}.
       </p>
       {views.map(([view, diff]) => (
         <ViewDiff key={view} view={view} diff={diff} />
