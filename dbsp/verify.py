@@ -32,16 +32,16 @@ def row_key(data: dict) -> str:
     return json.dumps({k: _canonical(v) for k, v in data.items()}, sort_keys=True)
 
 
-def integrate(contents: dict[str, tuple[dict, int]], records) -> None:
-    """Add JSON records to view contents (key -> (row, weight)); zero weights vanish."""
+def integrate(contents: dict[str, tuple[dict, int]], records, key=row_key) -> None:
+    """Add JSON records to view contents (key(row) -> (row, weight)); zero weights vanish."""
     for r in records:
-        key = row_key(r["data"])
-        data, weight = contents.get(key, (r["data"], 0))
+        k = key(r["data"])
+        data, weight = contents.get(k, (r["data"], 0))
         weight += r["weight"]
         if weight:
-            contents[key] = (data, weight)
+            contents[k] = (data, weight)
         else:
-            contents.pop(key, None)
+            contents.pop(k, None)
 
 
 def zset_json(z: ZSet, schema: Schema) -> list[dict]:
