@@ -2,7 +2,10 @@
 the real tick loop (workers/ticks.drain) with the Spark engine, then recomputed from
 their input log from scratch: with the reference evaluator on the whole tables, tick
 by tick (an event-time window: tick boundaries matter), and as a batch Spark query
-(large state). A tampered stored output is reported as missing/extra rows."""
+(large state). A tampered stored output is reported as missing/extra rows.
+
+Slow-ish by nature (~80 s here, ~40 s of it the first test's JVM start and Spark ticks):
+each case runs real ticks on Spark, and the batch cases a Spark recomputation."""
 import json
 
 import pytest
