@@ -39,6 +39,7 @@ def wait_tick(api, run_id, tick, timeout=90):
         time.sleep(0.2)
 
 
+@pytest.mark.timeout(600)  # two JVMs and two Spark recomputations; over 300 s seen on a loaded 2-core machine
 def test_verify_shows_a_check_mark_then_the_differing_rows(live_stack, page, make_user):
     from rest_framework.authtoken.models import Token
 

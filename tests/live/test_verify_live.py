@@ -40,6 +40,7 @@ def verified(api, run_id, timeout=180):
         time.sleep(0.2)
 
 
+@pytest.mark.timeout(600)  # two JVMs and two Spark recomputations; over 300 s seen on a loaded 2-core machine
 def test_a_run_verifies_and_a_tampered_output_is_named(live_stack, verify_worker, token_client):
     api = token_client("verifier")
     circuit = api.post("/api/circuits/", json={"name": "Transactions", "document": example("transactions")}).json()
