@@ -13,7 +13,7 @@ A plain Python package with no Django import. Layout, after Feldera's `dbsp` cra
 - `spark`      the Spark backend (session, Z-sets as DataFrames)
 """
 from .document import CircuitDocument, load_document
-from .errors import CircuitInvalid, Problem
+from .errors import CircuitInvalid, Problem, TickFailed
 from .plan import Plan, compile_plan
 from .runtime import TickResult
 from .types import Column, Schema
@@ -27,6 +27,7 @@ __all__ = [
     "Plan",
     "Problem",
     "Schema",
+    "TickFailed",
     "TickResult",
     "ZSet",
     "compile_plan",

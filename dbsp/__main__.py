@@ -3,11 +3,19 @@
     python -m dbsp validate CIRCUIT.json          every problem, one JSON object per line
     python -m dbsp plan CIRCUIT.json              the compiled incremental plan (a document)
     python -m dbsp run CIRCUIT.json PUSHES.jsonl  per tick, the output deltas as JSON lines
+    python -m dbsp sql VIEWS.sql                  the circuit document compiled from SQL views
+    python -m dbsp export-sql CIRCUIT.json        the SQL of a circuit (when SQL can express it)
+
+Wherever a circuit is read, a `.sql` file (CREATE TABLE / CREATE VIEW, docs/sql.md)
+is compiled to its circuit first; SQL problems print as FILE:LINE:COLUMN: message.
 
 A pushes file has one line per tick: {"<input>": [change records...], ...}; an empty
 object (or blank line) is an empty tick. Change records: {"insert": row},
 {"delete": row}, {"weight": w, "data": row}. `--backend reference` runs the pure-Python
-oracle instead of Spark. A tick that deletes a row an input (without a primary key or
+oracle instead of Spark. A tick that fails stops the run with exit status 1 and one
+line naming the pushes line, the tick, the node and its operator:
+`pushes.jsonl:3: tick 2: node 'scaled' (map): OverflowError: ...`.
+A tick that deletes a row an input (without a primary key or
 `allow_negative`) does not hold is refused (dbsp/inputs.py): exit 1 naming the record.
 `--verify` recomputes every view from scratch with the reference evaluator at every tick
 and compares it with the integrated incremental outputs: on a difference it prints the
@@ -19,17 +27,32 @@ import argparse
 import json
 import sys
 
-from .errors import CircuitInvalid, DataInvalid
-from .plan import compile_plan
+from .errors import CircuitInvalid, DataInvalid, TickFailed
 from .inputs import InputTable, checks_deletes
+from .plan import compile_plan
 from .runtime import changes_and_items
 from .validate import validate
 from .verify import Verifier
 
 
+class _SqlRefused(Exception):
+    pass
+
+
 def _load(path: str):
     with open(path) as f:
-        return json.load(f)
+        if not path.endswith(".sql"):
+            return json.load(f)
+        text = f.read()
+    from .sql import SqlError, compile_sql
+
+    try:
+        return compile_sql(text)
+    except SqlError as e:
+        for p in e.problems:
+            where = f"{path}:{p.span.line}:{p.span.column}" if p.span else path
+            print(f"{where}: {p.message}", file=sys.stderr)
+        raise _SqlRefused() from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,13 +67,34 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--stats", action="store_true", help="include frontier and stats per tick")
     run.add_argument("--verify", action="store_true",
                      help="at every tick, compare the integrated outputs with a from-scratch reference recomputation")
+    sub.add_parser("sql", help="print the circuit document compiled from SQL views").add_argument("views")
+    sub.add_parser("export-sql", help="print the SQL of a circuit").add_argument("circuit")
     args = parser.parse_args(argv)
 
+    path = args.views if args.command == "sql" else args.circuit
     try:
-        document = _load(args.circuit)
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"cannot read {args.circuit}: {e}", file=sys.stderr)
+        document = _load(path)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        print(f"cannot read {path}: {e}", file=sys.stderr)
         return 2
+    except _SqlRefused:
+        return 1
+    if args.command == "sql":
+        print(json.dumps(document, indent=2))
+        return 0
+    if args.command == "export-sql":
+        from .sql import NotExpressible, export_sql
+
+        try:
+            print(export_sql(document), end="")
+        except NotExpressible as e:
+            print(str(e), file=sys.stderr)
+            return 1
+        except CircuitInvalid as e:
+            for p in e.problems:
+                print(json.dumps(p.as_dict()), file=sys.stderr)
+            return 1
+        return 0
     if args.command == "validate":
         problems = validate(document)
         for p in problems:
@@ -88,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
                         raise KeyError(name)
                     changes[name], items = changes_and_items(records, plan.inputs[name], plan.primary_key(name))
                     tables[name].check(items)
+                for name, change in changes.items():
+                    if tables[name].checked:
+                        tables[name].apply(change)
+                result = runtime.step(changes)
             except KeyError as e:
                 print(f"{args.pushes}:{line_no}: no input named {e}", file=sys.stderr)
                 return 1
@@ -95,10 +143,9 @@ def main(argv: list[str] | None = None) -> int:
                 for p in e.problems:
                     print(f"{args.pushes}:{line_no}: {p.message}", file=sys.stderr)
                 return 1
-            for name, change in changes.items():
-                if tables[name].checked:
-                    tables[name].apply(change)
-            result = runtime.step(changes)
+            except TickFailed as e:  # names the node and its operator
+                print(f"{args.pushes}:{line_no}: tick {runtime.tick}: {e}", file=sys.stderr)
+                return 1
             outputs = result.outputs_json()
             record = {"tick": result.tick, "outputs": outputs}
             if args.stats:

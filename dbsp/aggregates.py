@@ -14,8 +14,12 @@ and count_distinct need the integrated input of the touched groups.
 """
 from __future__ import annotations
 
+from . import numeric
+
 FUNCTIONS = ("count", "sum", "avg", "min", "max", "count_distinct")
 NEEDS_EXPR = {"sum", "avg", "min", "max", "count_distinct"}
+#: computable from any Z-set holding the group's rows, consolidated or not (Σ over rows)
+LINEAR = {"count", "sum", "avg"}
 
 
 def result_type(fn: str, arg_type: str | None) -> str:
@@ -37,7 +41,10 @@ def python_aggregate(fn: str, values: list[tuple[object, int]], global_: bool):
         return sum(v * w for v, w in present)
     if fn == "avg":
         n = sum(w for _, w in present)
-        return None if n == 0 else float(sum(v * w for v, w in present)) / n
+        total = sum(v * w for v, w in present)
+        if isinstance(total, int):  # bigints are summed in 64 bits on every path (numeric rule)
+            numeric.check_number(total, "bigint", None, "avg()")
+        return None if n == 0 else float(total) / n
     positive = [v for v, w in present if w > 0]
     if fn == "min":
         return min(positive) if positive else None
@@ -48,21 +55,22 @@ def python_aggregate(fn: str, values: list[tuple[object, int]], global_: bool):
     raise ValueError(fn)
 
 
-def spark_aggregate(fn: str, e, weight, global_: bool, result_type_name: str):
-    """The same as a Spark aggregate Column; `e` is None for count()."""
+def spark_aggregate(fn: str, e, weight, global_: bool, result_type_name: str, where: str | None = None, arg_type: str | None = None):
+    """The same as a Spark aggregate Column; `e` is None for count(). A sum past 64 bits
+    or a double sum that is not finite fails the job naming `where` (dbsp.numeric)."""
     from pyspark.sql import functions as F
 
     if fn == "count":
         counted = weight if e is None else F.when(e.isNotNull(), weight).otherwise(F.lit(0))
         return F.coalesce(F.sum(counted), F.lit(0)).cast("long")
-    if fn == "sum":
+    if fn in ("sum", "avg"):
         n = F.sum(F.when(e.isNotNull(), weight).otherwise(F.lit(0)))
-        total = F.when(n != 0, F.sum(F.when(e.isNotNull(), e * weight))).cast(result_type_name)
+        s = _spark_sum(e, weight, arg_type, where, fn)
+    if fn == "sum":
+        total = F.when(n != 0, s).cast(result_type_name)
         return F.coalesce(total, F.lit(0).cast(result_type_name)) if global_ else total
     if fn == "avg":
-        n = F.sum(F.when(e.isNotNull(), weight).otherwise(F.lit(0)))
-        s = F.sum(F.when(e.isNotNull(), e * weight))
-        return F.when(n != 0, s.cast("double") / n.cast("double"))
+        return numeric.spark_checked(F.when(n != 0, s.cast("double") / n.cast("double")), "double", where, "avg")
     if fn == "min":
         return F.min(F.when(weight > 0, e))
     if fn == "max":
@@ -70,3 +78,18 @@ def spark_aggregate(fn: str, e, weight, global_: bool, result_type_name: str):
     if fn == "count_distinct":
         return F.count_distinct(F.when(weight > 0, e)).cast("long")
     raise ValueError(fn)
+
+
+def _spark_sum(e, weight, arg_type: str | None, where: str | None, fn: str):
+    """Σ w·e over non-NULL e: exact for bigint (try_*: NULL on overflow, then a named
+    error rather than Spark's bare ARITHMETIC_OVERFLOW), finite for double."""
+    from pyspark.sql import functions as F
+
+    if arg_type == "bigint":
+        product = F.try_multiply(e, weight)
+        total = F.try_sum(F.when(e.isNotNull(), product))
+        overflowed = (F.max(F.when(e.isNotNull() & product.isNull(), F.lit(1))) == 1) | (
+            total.isNull() & (F.count(e) > 0))
+        message = str(numeric.ValueOutOfRange(where, f"{fn}() gave a value outside the bigint range (64 bits)"))
+        return F.when(F.coalesce(overflowed, F.lit(False)), F.raise_error(F.lit(message)).cast("long")).otherwise(total)
+    return numeric.spark_checked(F.sum(F.when(e.isNotNull(), e * weight)), "double", where, f"{fn}()")

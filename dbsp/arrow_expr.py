@@ -1,11 +1,11 @@
 """Expressions evaluated column-at-a-time with Arrow compute, for changes on the driver.
 
 `compile_arrow(expr)` returns a function `table -> Array` (or None when the expression
-uses something this form does not cover: casts, LIKE, %, functions, dates and
+uses something this form does not cover: casts, ILIKE, %, functions, dates and
 timestamps; the caller then takes the Spark or row-by-row Python form). Same semantics
 as `Expr.to_python` (SQL NULL propagation, three-valued AND/OR/NOT, `/` in double with
-x / 0 = NULL), checked equal by tests/dbsp/test_arrow_expr.py; integer overflow raises,
-as Spark's ANSI mode does.
+x / 0 = NULL), checked equal by tests/dbsp/test_arrow_expr.py; bigint overflow and a
+double that is not finite raise numeric.ValueOutOfRange naming the node (dbsp.numeric).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .expr import Expr
+from .numeric import ValueOutOfRange, check_arrow
 
 _ARROW_TYPES = {"bigint": pa.int64(), "double": pa.float64(), "string": pa.string(), "boolean": pa.bool_()}
 _COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
@@ -47,25 +48,31 @@ def _column(value: Value, typ: pa.DataType, n: int) -> pa.Array:
 
 def compile_arrow(expr: Expr) -> Callable[[pa.Table], pa.Array] | None:
     """A vectorised form of `expr`, or None when it is not covered."""
+    where = expr.where
     try:
-        f = _compile(expr)
+        f = _compile(expr, where)
     except _NotCovered:
         return None
     target = _ARROW_TYPES.get(expr.type, pa.null())
 
     def evaluate(table: pa.Table) -> pa.Array:
-        return _column(f(table), target, table.num_rows)
+        try:
+            return _column(f(table), target, table.num_rows)
+        except pa.ArrowInvalid as e:  # the checked integer kernels: bigint overflow
+            if "overflow" not in str(e):
+                raise
+            raise ValueOutOfRange(where, "an arithmetic operator gave a value outside the bigint range (64 bits)") from None
 
     return evaluate
 
 
-def _compile(e: Expr) -> Compiled:
+def _compile(e: Expr, where: str | None) -> Compiled:
     if e.type not in _ARROW_TYPES and e.type != "null":
         raise _NotCovered(e.type)  # dates and timestamps: the row form
     op = e.op
     if op not in ("lit", "is_null", "case", "AND", "OR", "not", "in") and any(isinstance(a, Expr) and a.type == "null" for a in e.args):
         raise _NotCovered("a NULL operand")  # rare: the row form knows its result is NULL
-    args = [_compile(a) if isinstance(a, Expr) else a for a in e.args]
+    args = [_compile(a, where) if isinstance(a, Expr) else a for a in e.args]
     if op == "col":
         name = e.value
         return lambda t: t[name]
@@ -74,7 +81,7 @@ def _compile(e: Expr) -> Compiled:
         return lambda t: scalar
     if op == "neg":
         f = args[0]
-        return lambda t: pc.negate_checked(f(t))
+        return lambda t: check_arrow(pc.negate_checked(f(t)), e.type, where, "neg")
     if op == "not":
         f = args[0]
         return lambda t: pc.invert(_bool(f(t)))
@@ -89,14 +96,15 @@ def _compile(e: Expr) -> Compiled:
         return lambda t: fn(f(t), g(t))
     if op in _ARITHMETIC:
         f, g, fn = args[0], args[1], _ARITHMETIC[op]
-        return lambda t: fn(f(t), g(t))
+        return lambda t: check_arrow(fn(f(t), g(t)), e.type, where, op)
     if op == "/":
         f, g = args
 
         def divide(t):
             x, y = pc.cast(f(t), pa.float64()), pc.cast(g(t), pa.float64())
             zero = pc.equal(y, 0.0)
-            return pc.if_else(zero, pa.scalar(None, pa.float64()), pc.divide(x, pc.if_else(zero, 1.0, y)))
+            quotient = pc.if_else(zero, pa.scalar(None, pa.float64()), pc.divide(x, pc.if_else(zero, 1.0, y)))
+            return check_arrow(quotient, "double", where, "/")
 
         return divide
     if op == "cast":
@@ -105,6 +113,11 @@ def _compile(e: Expr) -> Compiled:
             raise _NotCovered(f"CAST {source} AS {e.type}")  # string parsing and rounding: the row form
         f, target = args[0], _ARROW_TYPES[e.type]
         return lambda t: pc.cast(f(t), target)
+    if op == "like":
+        if e.value:
+            raise _NotCovered("ILIKE")  # Arrow's case folding is not Python's / Java's lower()
+        f, pattern = args[0], e.args[1].value
+        return lambda t: pc.match_like(f(t), pattern)  # RE2: linear time; '%' and '_' match newlines
     if op == "is_null":
         f = args[0]
         return lambda t: pc.is_null(f(t))

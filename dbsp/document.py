@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import CircuitInvalid, Problem
+from .limits import document_problems
 
 FORMAT = "dbspweb.circuit"
 VERSION = 1
@@ -50,12 +51,26 @@ class CircuitDocument:
     nodes: dict[str, Node]
     edges: list[Edge]
 
+    def _edges_by(self, end: str) -> dict[str, list[Edge]]:
+        """Edges by the node at one end ("source" or "target"), indexed once (rebuilt if
+        edges were added), so a node's edges are found without a scan of all edges."""
+        cache = self.__dict__.setdefault("_index", {})
+        if cache.get("count") != len(self.edges):
+            cache.clear()
+            cache["count"] = len(self.edges)
+        if end not in cache:
+            index: dict[str, list[Edge]] = {}
+            for e in self.edges:
+                index.setdefault(getattr(e, end).node, []).append(e)
+            cache[end] = index
+        return cache[end]
+
     def inputs_of(self, node_id: str) -> dict[str, PortRef]:
         """target port name -> the source port feeding it."""
-        return {e.target.port: e.source for e in self.edges if e.target.node == node_id}
+        return {e.target.port: e.source for e in self._edges_by("target").get(node_id, [])}
 
     def consumers_of(self, node_id: str) -> list[Edge]:
-        return [e for e in self.edges if e.source.node == node_id]
+        return list(self._edges_by("source").get(node_id, []))
 
     def key_of(self, ref: PortRef) -> str:
         """Where the value leaving `ref` is kept: the node's id, or for a fixed point
@@ -98,6 +113,8 @@ def load_document(data) -> CircuitDocument:
     problems: list[Problem] = []
     if not isinstance(data, dict):
         raise CircuitInvalid([Problem("a circuit document must be a JSON object")])
+    if too_big := document_problems(data):  # before anything walks it recursively
+        raise CircuitInvalid(too_big)
     if data.get("format", FORMAT) != FORMAT:
         problems.append(Problem(f"format must be {FORMAT!r}, got {data.get('format')!r}"))
     if data.get("version", VERSION) != VERSION:

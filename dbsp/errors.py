@@ -42,3 +42,32 @@ class ExpressionError(ValueError):
     def __init__(self, message: str, position: int | None = None):
         self.position = position
         super().__init__(message)
+
+
+class TickFailed(RuntimeError):
+    """A tick failed inside one node: names the node and its operator, and says why.
+
+    Its message reads on its own (a run's error, the websocket `error` message and the
+    CLI print it as it is): "node 'by_sensor' (aggregate): ValueError: ...". The
+    original exception is the `__cause__`. Rejected input data (DataInvalid) is not
+    wrapped: it already names the input, row and field."""
+
+    def __init__(self, node: str, kind: str, cause: BaseException):
+        self.node, self.kind = node, kind
+        text = _short(str(cause))
+        # a message that starts with the node already (FixedPointDiverged, ValueOutOfRange)
+        for own in (f"node {node!r} ({kind}): ", f"node {node!r}: "):
+            if text.startswith(own):
+                text = text[len(own):]
+                break
+        self.reason = f"{type(cause).__name__}: {text}"
+        super().__init__(f"node {node!r} ({kind}): {self.reason}")
+
+
+def _short(text: str, limit: int = 1000) -> str:
+    """A message without a JVM stack trace (Spark's errors carry one): its first two
+    lines and its last "Caused by:" line, at most `limit` characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    kept = lines[:2] + [line for line in lines[2:] if line.startswith("Caused by:")][-1:]
+    short = " ".join(kept)
+    return short if len(short) <= limit else short[:limit - 1] + "…"

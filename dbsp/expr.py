@@ -9,7 +9,8 @@ tuple with SQL null semantics (`to_python`), the reference evaluator's form.
 
 Supported: column references, number/string/boolean/NULL literals, + - * / %,
 unary minus, = <> != < <= > >=, AND OR NOT (three-valued), IS [NOT] NULL,
-[NOT] IN (values...), [NOT] BETWEEN, CASE (searched and simple), [NOT] LIKE / ILIKE,
+[NOT] IN (values...), [NOT] BETWEEN, CASE (searched and simple), [NOT] LIKE / ILIKE
+(of a literal pattern, matched in linear time: dbsp.functions),
 CAST / :: (NULL when a value does not convert), and the functions of dbsp.functions
 (lower, upper, length, trim, abs, floor, ceil, round, substring, replace, concat / ||,
 year, month, day, coalesce, greatest, least, nullif), and for list columns (array<T>)
@@ -22,14 +23,15 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sqlglot
 from sqlglot import exp
 
 from . import functions as fns
+from . import limits, numeric
 from .errors import ExpressionError
-from .types import NUMERIC, Schema, decode_list, element_type
+from .types import BIGINT_MAX, BIGINT_MIN, NUMERIC, Schema, decode_list, element_type
 
 COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
@@ -44,19 +46,23 @@ class Expr:
     args: tuple
     type: str
     value: object = None  # literal value or column name
+    where: str | None = None  # on the root: who evaluates it, for runtime errors ("node 'id' (map)")
 
     # ---- Spark ---------------------------------------------------------------------
-    def to_spark(self):
+    def to_spark(self, where: str | None = None):
         from pyspark.sql import functions as F
 
-        a = [x.to_spark() if isinstance(x, Expr) else x for x in self.args]
+        where = where or self.where
+        a = [x.to_spark(where) if isinstance(x, Expr) else x for x in self.args]
         match self.op:
             case "col":
                 return F.col(self.value)
             case "lit":
                 return F.lit(self.value)
             case "neg":
-                return -a[0]
+                if self.type == "bigint":
+                    return numeric.spark_checked_bigint(F.try_subtract(F.lit(0), a[0]), [a[0]], where, "neg")
+                return numeric.spark_checked(-a[0], self.type, where, "neg")
             case "not":
                 return ~a[0]
             case "AND":
@@ -75,14 +81,17 @@ class Expr:
                 return a[0] > a[1]
             case ">=":
                 return a[0] >= a[1]
+            case "+" | "-" | "*" if self.type == "bigint":  # try_*: NULL on overflow, then named
+                result = {"+": F.try_add, "-": F.try_subtract, "*": F.try_multiply}[self.op](a[0], a[1])
+                return numeric.spark_checked_bigint(result, a, where, self.op)
             case "+":
-                return a[0] + a[1]
+                return numeric.spark_checked(a[0] + a[1], self.type, where, "+")
             case "-":
-                return a[0] - a[1]
+                return numeric.spark_checked(a[0] - a[1], self.type, where, "-")
             case "*":
-                return a[0] * a[1]
+                return numeric.spark_checked(a[0] * a[1], self.type, where, "*")
             case "/":
-                return F.try_divide(a[0].cast("double"), a[1].cast("double"))
+                return numeric.spark_checked(F.try_divide(a[0].cast("double"), a[1].cast("double")), "double", where, "/")
             case "%":
                 return F.try_mod(a[0], a[1])
             case "is_null":
@@ -97,7 +106,7 @@ class Expr:
                     out = F.when(cond, val) if out is None else out.when(cond, val)
                 return out.otherwise(a[-1])
             case "like":
-                return fns.spark_like(a[0], a[1], self.value)
+                return fns.spark_like(a[0], self.args[1].value, self.value)
             case "cast":
                 if element_type(self.type) is not None:  # NULL or the same list type: its physical form
                     return a[0].cast("string")
@@ -107,11 +116,14 @@ class Expr:
             case "array_contains":
                 return F.array_contains(F.from_json(a[0], self.args[0].type), a[1])
             case "element_at":
-                return F.when(a[1] != 0, F.try_element_at(F.from_json(a[0], self.args[0].type), a[1]))
+                index = a[1].try_cast("int")  # Spark's index is an int; beyond it, out of range: NULL
+                return F.when(a[1] != 0, F.try_element_at(F.from_json(a[0], self.args[0].type), index))
             case "fn":
                 fn = fns.FUNCTIONS[self.value]
                 if self.value == "round":
                     return fn.spark(a[0], self.args[1].value if len(a) > 1 else None)
+                if self.value in fns.CHECKED:  # may overflow or grow a string: named errors
+                    return fns.CHECKED[self.value].spark(a, [x.type for x in self.args], where)
                 return fn.spark(*a)
         raise ExpressionError(f"cannot compile {self.op!r}")
 
@@ -119,11 +131,11 @@ class Expr:
     def to_python(self, schema: Schema):
         """A function row_tuple -> value, with SQL three-valued logic and NULL propagation."""
         index = {c.name: i for i, c in enumerate(schema.columns)}
-        return _py(self, index)
+        return _py(self, index, self.where)
 
 
-def _py(e: Expr, index: dict[str, int]):
-    args = [_py(x, index) if isinstance(x, Expr) else x for x in e.args]
+def _py(e: Expr, index: dict[str, int], where: str | None):
+    args = [_py(x, index, where) if isinstance(x, Expr) else x for x in e.args]
     op = e.op
     if op == "col":
         i = index[e.value]
@@ -132,8 +144,8 @@ def _py(e: Expr, index: dict[str, int]):
         v = e.value
         return lambda r: v
     if op == "neg":
-        f = args[0]
-        return lambda r: None if (x := f(r)) is None else -x
+        f, typ = args[0], e.type
+        return lambda r: None if (x := f(r)) is None else numeric.check_number(-x, typ, where, "neg")
     if op == "not":
         f = args[0]
         return lambda r: None if (x := f(r)) is None else not x
@@ -157,7 +169,15 @@ def _py(e: Expr, index: dict[str, int]):
             return None if x is None or y is None else False
 
         return or_
-    if op in ("=", "<>", "<", "<=", ">", ">=", "+", "-", "*", "/", "%"):
+    if op in ("+", "-", "*", "/"):
+        f, g, fn, typ = args[0], args[1], _BINARY[op], e.type
+
+        def arithmetic(r):
+            x, y = f(r), g(r)
+            return None if x is None or y is None else numeric.check_number(fn(x, y), typ, where, op)
+
+        return arithmetic
+    if op in ("=", "<>", "<", "<=", ">", ">=", "%"):
         f, g = args
         fn = _BINARY[op]
 
@@ -206,8 +226,8 @@ def _py(e: Expr, index: dict[str, int]):
 
         return case
     if op == "like":
-        f, g, insensitive = args[0], args[1], e.value
-        return lambda r: fns.python_like(f(r), g(r), insensitive)
+        f, pattern, insensitive = args[0], e.args[1].value, e.value
+        return lambda r: fns.python_like(f(r), pattern, insensitive)
     if op == "cast":
         f, source, target = args[0], e.args[0].type, e.type
         return lambda r: fns.python_cast(f(r), source, target)
@@ -223,6 +243,14 @@ def _py(e: Expr, index: dict[str, int]):
     if op == "fn":
         fn = fns.FUNCTIONS[e.value]
         fs = args
+        if e.value in fns.CHECKED:  # may overflow or grow a string: named errors
+            checked, types = fns.CHECKED[e.value].python, [x.type for x in e.args]
+
+            def call_checked(r):
+                values = [f(r) for f in fs]
+                return None if any(v is None for v in values) else checked(values, types, where)
+
+            return call_checked
 
         def call(r):
             values = [f(r) for f in fs]
@@ -327,11 +355,18 @@ class _Builder:
             if node.is_string:
                 return Expr("lit", (), "string", node.this)
             text = node.this
-            try:
+            if text.isdigit():  # sqlglot gives digits; a sign is a unary minus around them
+                if len(text.lstrip("0")) > 19 or int(text) > BIGINT_MAX + 1:
+                    hint = f"; write it as a double, e.g. {text}.0" if len(text) < 300 else ""
+                    self.fail(f"the number {_abridged(text)} is outside the bigint range (64 bits){hint}", node)
                 value = int(text)
+                if value == BIGINT_MAX + 1 and not isinstance(node.parent, exp.Neg):
+                    self.fail(f"the number {text} is outside the bigint range (64 bits)", node)
                 return Expr("lit", (), "bigint", value)
-            except ValueError:
-                return Expr("lit", (), "double", float(text))
+            value = float(text)
+            if not math.isfinite(value):
+                self.fail(f"the number {_abridged(text)} is outside the double range (about ±1.8e308)", node)
+            return Expr("lit", (), "double", value)
         if isinstance(node, exp.Boolean):
             return Expr("lit", (), "boolean", bool(node.this))
         if isinstance(node, exp.Null):
@@ -340,6 +375,8 @@ class _Builder:
             inner = self.build(node.this)
             if inner.type not in NUMERIC + ("null",):
                 self.fail(f"unary minus needs a number, got {inner.type}", node)
+            if inner.op == "lit" and inner.value == BIGINT_MAX + 1:  # -9223372036854775808
+                return Expr("lit", (), "bigint", BIGINT_MIN)
             return Expr("neg", (inner,), inner.type)
         if isinstance(node, exp.Not):
             inner = self.build(node.this)
@@ -401,6 +438,14 @@ class _Builder:
                     self.fail(f"LIKE needs strings, got {side.type}", node)
             if node.args.get("escape"):
                 self.fail("LIKE ... ESCAPE is not supported; use a backslash to escape % and _", node)
+            if b.op != "lit":
+                self.fail("the LIKE pattern must be a string literal, e.g. s LIKE 'a%'", node.expression)
+            if b.value is not None:
+                try:
+                    fns.like_segments(b.value)
+                except fns.LikePatternError as e:
+                    start = _position(node.expression)
+                    raise ExpressionError(str(e), None if start is None else start + 1 + e.offset) from None
             return Expr("like", (a, b), "boolean", isinstance(node, exp.ILike))
         if isinstance(node, (exp.Cast, exp.TryCast)):
             inner = self.build(node.this)
@@ -456,8 +501,8 @@ class _Builder:
             allowed = fn.arg_types[min(i, len(fn.arg_types) - 1)]
             if a.type not in allowed + ("null",):
                 self.fail(f"{name}() argument {i + 1} must be {' or '.join(allowed)}, got {a.type}", raw[i])
-        if name == "round" and len(args) > 1 and not (args[1].op == "lit" and args[1].value >= 0):
-            self.fail("round() digits must be a non-negative integer literal", raw[1])
+        if name == "round" and len(args) > 1 and not (args[1].op == "lit" and args[1].value is not None and 0 <= args[1].value <= limits.MAX_ROUND_DIGITS):
+            self.fail(f"round() digits must be a non-negative integer literal, at most {limits.MAX_ROUND_DIGITS} (limit MAX_ROUND_DIGITS)", raw[1])
         return Expr("fn", tuple(args), fn.result([a.type for a in args]), name)
 
     def list_function(self, name: str, node: exp.Expression) -> Expr:
@@ -529,12 +574,22 @@ def _common_type(types: list[str]) -> str | None:
     return known.pop() if len(known) == 1 else None
 
 
-def parse_expression(text: str, schema: Schema) -> Expr:
-    """Parse and type-check `text` against `schema`; raise ExpressionError with a position."""
-    if len(text) > 10_000:
-        raise ExpressionError("expression is longer than 10000 characters")
+def _abridged(digits: str) -> str:
+    return digits if len(digits) <= 24 else f"{digits[:10]}...{digits[-6:]} ({len(digits)} digits)"
+
+
+def parse_expression(text: str, schema: Schema, where: str | None = None) -> Expr:
+    """Parse and type-check `text` against `schema`; raise ExpressionError with a position.
+    `where` names who evaluates it in runtime errors (numeric.ValueOutOfRange)."""
+    if len(text) > limits.MAX_EXPRESSION_CHARS:
+        raise ExpressionError(f"expression is longer than {limits.MAX_EXPRESSION_CHARS} characters "
+                              f"(limit MAX_EXPRESSION_CHARS = {limits.MAX_EXPRESSION_CHARS})")
+    if (nested := limits.expression_nesting_problem(text)) is not None:
+        raise ExpressionError(*nested)
     try:
         trees = sqlglot.parse(text)
+    except RecursionError:  # not expected below MAX_EXPRESSION_NESTING; never a 500
+        raise ExpressionError(f"the expression is nested too deeply (limit MAX_EXPRESSION_NESTING = {limits.MAX_EXPRESSION_NESTING})") from None
     except sqlglot.errors.ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line", 1), err.get("col", 0)
@@ -548,4 +603,8 @@ def parse_expression(text: str, schema: Schema) -> Expr:
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise ExpressionError("expected exactly one expression", None)
-    return _Builder(text, schema).build(trees[0])
+    if limits.tree_depth(trees[0], lambda n: n.iter_expressions()) > limits.MAX_EXPRESSION_DEPTH:
+        raise ExpressionError(f"the expression nests operators more than {limits.MAX_EXPRESSION_DEPTH} deep "
+                              f"(limit MAX_EXPRESSION_DEPTH = {limits.MAX_EXPRESSION_DEPTH})", 0)
+    root = _Builder(text, schema).build(trees[0])
+    return replace(root, where=where) if where is not None else root

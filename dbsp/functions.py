@@ -5,10 +5,13 @@ as a Spark Column builder and as a Python function — with the same SQL semanti
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 
+from . import numeric
+from .limits import MAX_STRING_CHARS
 from .types import BIGINT_MAX, BIGINT_MIN, NUMERIC
 
 # ---- casts --------------------------------------------------------------------------
@@ -26,7 +29,7 @@ ALLOWED_CASTS = {
     ("timestamp", "date"), ("string", "string"),
 }
 
-_INT = re.compile(r"^\s*[+-]?\d+\s*$")
+_INT = re.compile(r"^\s*([+-]?)(\d+)\s*$")
 _FLOAT = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
 _DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?\s*$")
 
@@ -56,9 +59,11 @@ def python_cast(value, source: str, target: str):
         text = value.strftime("%Y-%m-%d %H:%M:%S")
         return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
     if pair == ("string", "bigint"):
-        if not _INT.match(value):
+        m = _INT.match(value)
+        digits = m.group(2).lstrip("0") if m else ""
+        if not m or len(digits) > 19:  # out of range, known before int() reads 5000 digits
             return None
-        n = int(value)
+        n = int(m.group(1) + (digits or "0"))
         return n if BIGINT_MIN <= n <= BIGINT_MAX else None
     if pair == ("string", "double"):
         return _finite(float(value)) if _FLOAT.match(value) else None
@@ -89,26 +94,73 @@ def spark_cast(col, source: str, target: str):
     spark_name = {"bigint": "bigint", "double": "double", "string": "string", "boolean": "boolean", "date": "date", "timestamp": "timestamp_ntz"}[target]
     if (source, target) == ("string", "bigint"):
         return F.when(col.rlike(r"^\s*[+-]?\d+\s*$"), col.try_cast("bigint"))
-    if (source, target) == ("string", "double"):
-        return F.when(col.rlike(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"), col.try_cast("double"))
+    if (source, target) == ("string", "double"):  # '1e400' does not convert (NULL), as in Python
+        value = col.try_cast("double")
+        finite = ~F.isnan(value) & (F.abs(value) != F.lit(float("inf")))
+        return F.when(col.rlike(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$") & finite, value)
     if (source, target) == ("double", "bigint"):
         return F.when(~F.isnan(col), col.try_cast("bigint"))
     return col.try_cast(spark_name)
 
 
 # ---- LIKE ---------------------------------------------------------------------------
-def like_regex(pattern: str) -> re.Pattern:
-    """SQL LIKE (% any run, _ one char, backslash escapes) as an anchored regex."""
-    out, i = [], 0
+# A LIKE pattern is matched in time linear in the value (times the pattern's length) on
+# every backend, never by a backtracking `.*` regex (`'%a%a…%b'` over 'aaa…' took
+# exponential time): its '%'-separated segments are fixed-length ('_' is any one
+# character), so placing each segment at its leftmost occurrence after the previous one
+# is optimal, and the last segment must end the value. As a regex with atomic groups
+# (Python 3.11+ `re` and Java's, i.e. Spark's `rlike`), which never backtrack into a
+# placed segment:  \A(?>seg0)(?>.*?seg1)…(?>.*?segN\z)  with (?s): '%' and '_' match
+# newlines too. Arrow's match_like runs RE2 (linear automata) on the pattern itself.
+ANY = object()  # '_' in a segment
+
+
+def like_segments(pattern: str) -> list[list]:
+    """The pattern's '%'-separated segments, each a list of characters and ANY ('_').
+    A backslash makes the next %, _ or backslash literal; any other use of it is refused
+    (raises ValueError with the offset), as Spark refuses it."""
+    segments, current, i = [], [], 0
     while i < len(pattern):
         ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
+        if ch == "\\":
+            if i + 1 >= len(pattern) or pattern[i + 1] not in "%_\\":
+                raise LikePatternError("a backslash in a LIKE pattern must precede %, _ or another backslash", i)
+            current.append(pattern[i + 1])
             i += 2
             continue
-        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        if ch == "%":
+            segments.append(current)
+            current = []
+        else:
+            current.append(ANY if ch == "_" else ch)
         i += 1
-    return re.compile("".join(out), re.DOTALL)
+    segments.append(current)
+    return segments
+
+
+class LikePatternError(ValueError):
+    def __init__(self, message: str, offset: int):
+        self.offset = offset
+        super().__init__(message)
+
+
+def _regex_char(ch) -> str:
+    if ch is ANY:
+        return "."
+    return "\\" + ch if ch.isascii() and not ch.isalnum() else ch  # the same in Python's and Java's syntax
+
+
+def like_regex_text(pattern: str, end_anchor: str) -> str:
+    """The atomic-group regex of a LIKE pattern (`end_anchor`: Python's \\Z, Java's \\z)."""
+    segments = like_segments(pattern)
+    groups = ["".join(map(_regex_char, seg)) for seg in segments]
+    groups[-1] += end_anchor
+    return "(?s)\\A(?>" + groups[0] + ")" + "".join(f"(?>.*?{g})" for g in groups[1:])
+
+
+@functools.lru_cache(maxsize=256)
+def like_regex(pattern: str) -> re.Pattern:
+    return re.compile(like_regex_text(pattern, "\\Z"))
 
 
 def python_like(value, pattern, insensitive: bool):
@@ -116,22 +168,31 @@ def python_like(value, pattern, insensitive: bool):
         return None
     if insensitive:
         value, pattern = value.lower(), pattern.lower()
-    return like_regex(pattern).fullmatch(value) is not None
+    return like_regex(pattern).match(value) is not None
 
 
-def spark_like(col, pattern_col, insensitive: bool):
+def spark_like(col, pattern: str | None, insensitive: bool):
+    """LIKE of a literal pattern as a Java regex with atomic groups (Spark's own LIKE
+    backtracks); ILIKE lowers both sides, as Spark's ilike does."""
     from pyspark.sql import functions as F
 
-    return F.ilike(col, pattern_col) if insensitive else F.like(col, pattern_col)
+    if pattern is None:
+        return F.lit(None).cast("boolean")
+    if insensitive:
+        col, pattern = F.lower(col), pattern.lower()
+    return col.rlike(like_regex_text(pattern, "\\z"))
 
 
 # ---- scalar functions -------------------------------------------------------------
+_ROUNDING = Context(prec=400, rounding=ROUND_HALF_UP)  # any double (up to ~1e308) to MAX_ROUND_DIGITS places
+
+
 def _round_half_up(x, digits):
     if isinstance(x, int):
         return x
     if _finite(x) is None:
         return x
-    return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), context=_ROUNDING))
 
 
 def _substring(s, start, length=None):
@@ -141,6 +202,21 @@ def _substring(s, start, length=None):
     end = n if length is None else begin + length
     begin = max(begin, 0)
     return "" if begin >= end else s[begin:end]
+
+
+def _substring_spark(c, start, length=None):
+    """_substring on Spark, for any bigint start and length: the bounds are computed in
+    decimal (exact; Spark's substr takes ints and fails on larger bigints), clamped to
+    the string, then taken."""
+    F = _F()
+    exact = "decimal(21,0)"
+    n, zero = F.char_length(c).cast(exact), F.lit(0).cast(exact)
+    start = start.cast(exact)
+    begin = F.when(start > 0, start - 1).when(start < 0, n + start).otherwise(zero)
+    end = n if length is None else begin + length.cast(exact)
+    first = F.least(F.greatest(begin, zero), n)
+    last = F.least(F.greatest(end, first), n)
+    return c.substr((first + 1).cast("int"), (last - first).cast("int"))
 
 
 def _floor(x):
@@ -180,7 +256,7 @@ FUNCTIONS: dict[str, Function] = {
         Function("round", (1, 2), [NUM, ("bigint",)], lambda ts: ts[0],
                  lambda x, d=0: _round_half_up(x, d), lambda c, d=None: _F().round(c, d if d is not None else 0)),
         Function("substring", (2, 3), [STRING, ("bigint",), ("bigint",)], lambda ts: "string",
-                 _substring, lambda c, s, n=None: c.substr(s, n if n is not None else _F().lit(2**31 - 1))),
+                 _substring, lambda c, s, n=None: _substring_spark(c, s, n)),
         Function("replace", (3, 3), [STRING, STRING, STRING], lambda ts: "string",
                  lambda s, a, b: s if a == "" else s.replace(a, b), lambda c, a, b: _F().replace(c, a, b)),
         Function("concat", (1, 64), [STRING], lambda ts: "string", lambda *xs: "".join(xs), lambda *cs: _F().concat(*cs)),
@@ -204,4 +280,99 @@ SQLGLOT_NAMES = {
     "Ceil": "ceil", "Round": "round", "Substring": "substring", "Replace": "replace", "Concat": "concat",
     "DPipe": "concat", "Year": "year", "Month": "month", "Day": "day", "Coalesce": "coalesce",
     "Greatest": "greatest", "Least": "least", "Nullif": "nullif",
+}
+
+
+# ---- functions that can overflow or grow a string: checked, naming who evaluates them ----
+class Checked:
+    """python(values, types, where) with no NULL among values; spark(cols, types, where)."""
+
+    def __init__(self, python, spark):
+        self.python, self.spark = python, spark
+
+
+def _too_long(where, name: str, length) -> numeric.ValueOutOfRange:
+    return numeric.ValueOutOfRange(where, f"{name}() would make a string of {length:,} characters (limit MAX_STRING_CHARS = {MAX_STRING_CHARS:,})")
+
+
+def _spark_bounded(result, length, where, name: str):
+    """`result`, failing the job when `length` (a Column: the result's length, computed
+    before the string is) is beyond MAX_STRING_CHARS."""
+    F = _F()
+    message = str(numeric.ValueOutOfRange(where, f"{name}() would make a string of more than {MAX_STRING_CHARS:,} characters "
+                                                 f"(limit MAX_STRING_CHARS = {MAX_STRING_CHARS:,})"))
+    return F.when(length > MAX_STRING_CHARS, F.raise_error(F.lit(message)).cast("string")).otherwise(result)
+
+
+def _concat_python(values, types, where):
+    length = sum(len(v) for v in values)
+    if length > MAX_STRING_CHARS:
+        raise _too_long(where, "concat", length)
+    return "".join(values)
+
+
+def _concat_spark(cols, types, where):
+    F = _F()
+    length = F.lit(0)
+    for c in cols:
+        length = length + F.char_length(c).cast("bigint")
+    return _spark_bounded(F.concat(*cols), length, where, "concat")
+
+
+def _replace_python(values, types, where):
+    s, a, b = values
+    if a == "":
+        return s
+    length = len(s) + s.count(a) * (len(b) - len(a))
+    if length > MAX_STRING_CHARS:
+        raise _too_long(where, "replace", length)
+    return s.replace(a, b)
+
+
+def _replace_spark(cols, types, where):
+    F = _F()
+    s, a, b = cols
+    n = lambda c: F.char_length(c).cast("bigint")  # noqa: E731
+    occurrences = F.when(n(a) > 0, F.try_divide(n(s) - n(F.replace(s, a, F.lit(""))), n(a)).cast("bigint")).otherwise(F.lit(0))
+    return _spark_bounded(F.replace(s, a, b), n(s) + occurrences * (n(b) - n(a)), where, "replace")
+
+
+def _abs_python(values, types, where):
+    return numeric.check_number(abs(values[0]), types[0], where, "abs")
+
+
+def _abs_spark(cols, types, where):
+    F = _F()
+    if types[0] == "bigint":  # abs(-2^63) does not fit
+        return numeric.spark_checked_bigint(F.when(cols[0] != F.lit(BIGINT_MIN), F.abs(cols[0])), cols, where, "abs")
+    return F.abs(cols[0])
+
+
+def _rounding_python(name, fn):
+    def python(values, types, where):
+        x = values[0]
+        if isinstance(x, int):
+            return x
+        if not numeric.fits_bigint(x):
+            raise numeric.ValueOutOfRange(where, f"{name}({x}) is outside the bigint range (64 bits)")
+        return fn(x)
+
+    return python
+
+
+def _rounding_spark(name):
+    def spark(cols, types, where):
+        F = _F()
+        x = cols[0] if types[0] == "bigint" else numeric.spark_fits_bigint(cols[0], where, name)
+        return getattr(F, name)(x).cast("bigint")
+
+    return spark
+
+
+CHECKED = {
+    "concat": Checked(_concat_python, _concat_spark),
+    "replace": Checked(_replace_python, _replace_spark),
+    "abs": Checked(_abs_python, _abs_spark),
+    "floor": Checked(_rounding_python("floor", math.floor), _rounding_spark("floor")),
+    "ceil": Checked(_rounding_python("ceil", math.ceil), _rounding_spark("ceil")),
 }

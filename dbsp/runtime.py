@@ -11,7 +11,10 @@ import json
 
 import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 
+from .errors import DataInvalid, TickFailed
+from .numeric import COMPUTING_KINDS, ValueOutOfRange, check_rows, check_table, is_overflow, node_label
 from .plan import Plan
 from .types import BIGINT_MAX, BIGINT_MIN, Schema, coerce_row, raise_if, row_to_dict
 from .zset import ZSet
@@ -126,6 +129,18 @@ def _row_problem(i, message, field=None):
     return Problem(f"row {i}: {message}", row=i, field=field)
 
 
+@contextmanager
+def _naming(node_id: str, kind: str):
+    """Any failure inside becomes a TickFailed naming the node and its operator
+    (rejected input data, DataInvalid, already names its input and row)."""
+    try:
+        yield
+    except (TickFailed, DataInvalid):
+        raise
+    except Exception as e:
+        raise TickFailed(node_id, kind, e) from e
+
+
 class Runtime(ABC):
     """Evaluates a plan tick by tick; a backend says how each node is executed.
 
@@ -177,7 +192,8 @@ class Runtime(ABC):
         frontier = {node_id: {"tick": self.tick} for node_id in plan.order}
         delays = [n for n in plan.order if plan.operators[n].breaks_cycles]
         for n in delays:
-            values[n] = self.executors[n].emit()
+            with _naming(n, "delay"):
+                values[n] = self.executors[n].emit()
         for node_id in plan.order:
             op = plan.operators[node_id]
             if op.breaks_cycles:
@@ -193,10 +209,18 @@ class Runtime(ABC):
                 sizes = [self.size(v) for v in inputs.values()]
                 stats[node_id] = {"rows_in": sum(sizes)} if None not in sizes else {}
             executor = self.executors[node_id]
-            result = executor.step(inputs)
+            with _naming(node_id, op.kind):
+                try:
+                    result = executor.step(inputs)
+                except Exception as error:  # a library's overflow inside an operator: the numeric rule's error
+                    if not isinstance(error, ValueOutOfRange) and is_overflow(error):
+                        raise ValueOutOfRange(None, "a value is outside the bigint range (64 bits)") from error
+                    raise
+                inner = executor.progress(self.tick) if op.kind == "fixedpoint" else None
+                if op.kind in COMPUTING_KINDS:  # a sum of 1.7e308s, a bigint past 64 bits: fail here, naming the node
+                    self.check_numbers(node_id, op, result)
             if op.kind == "fixedpoint":  # several outputs, kept under their export ids
                 values.update(result)
-                inner = executor.progress(self.tick)
                 frontier.update(inner["frontier"])
                 for inner_id, inner_stats in inner["stats"].items():
                     stats[inner_id] = inner_stats
@@ -206,13 +230,15 @@ class Runtime(ABC):
                     stats[node_id]["rows_out"] = size
             stats[node_id]["ms"] = round((time.perf_counter() - t0) * 1000, 3)
         for n in delays:
-            self.executors[n].absorb(values.get(plan.sources(n)["in"]))
+            with _naming(n, "delay"):
+                self.executors[n].absorb(values.get(plan.sources(n)["in"]))
             stats[n] = {"rows_out": self.size(values[n]) or 0, "ms": 0.0}
         raw = {}
         for view in plan.views:
             t0 = time.perf_counter()
             raw[view] = values[view]
-            stats[view]["rows_out"] = self.rows_out(values[view])
+            with _naming(view, "output"):
+                stats[view]["rows_out"] = self.rows_out(values[view])
             stats[view]["ms"] = round(stats[view]["ms"] + (time.perf_counter() - t0) * 1000, 3)
         for node_id in plan.order:
             if rows := self.state_rows(node_id):
@@ -231,6 +257,22 @@ class Runtime(ABC):
             stats=stats,
             ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+    def check_numbers(self, node_id: str, op, result) -> None:
+        """Raise numeric.ValueOutOfRange when a value a node computed is out of range (a
+        double not finite, a bigint beyond 64 bits), for values on the driver: a ZSet, or
+        a change with its rows on the driver (a Spark DataFrame is checked by the
+        expressions and aggregates compiled into it)."""
+        values = result.items() if op.kind == "fixedpoint" else [(node_id, result)]
+        for key, value in values:
+            schema = self.plan.schemas.get(key)
+            if value is None or schema is None:
+                continue
+            label = node_label(node_id, op.kind)
+            if isinstance(value, ZSet):
+                check_rows((row for row, _ in value), [c.type for c in schema.columns], label)
+            elif getattr(value, "rows", None) is not None:
+                check_table(value.table(), {c.name: c.type for c in schema.columns}, label)
 
     def snapshot(self, directory):
         """Write every executor's state and the tick reached into `directory`

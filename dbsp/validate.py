@@ -10,6 +10,7 @@ further, so one mistake is reported once, where it is.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from .document import CircuitDocument, Edge, load_document
@@ -108,18 +109,19 @@ def _delay_free_cycles(nodes: list[str], edges: list[Edge], breaks: set[str]) ->
 def _topological(nodes: list[str], edges: list[Edge]) -> list[str]:
     """Kahn's order over `edges` (acyclic: the caller leaves out the edges that close cycles)."""
     indeg = dict.fromkeys(nodes, 0)
+    succ: dict[str, list[str]] = {n: [] for n in nodes}
     for e in edges:
         indeg[e.target.node] += 1
-    ready = [n for n, d in indeg.items() if d == 0]
+        succ[e.source.node].append(e.target.node)
+    ready = deque(n for n, d in indeg.items() if d == 0)
     order = []
     while ready:
-        n = ready.pop(0)
+        n = ready.popleft()
         order.append(n)
-        for e in edges:
-            if e.source.node == n:
-                indeg[e.target.node] -= 1
-                if indeg[e.target.node] == 0:
-                    ready.append(e.target.node)
+        for m in succ[n]:
+            indeg[m] -= 1
+            if indeg[m] == 0:
+                ready.append(m)
     return order
 
 

@@ -10,7 +10,7 @@ Params: `group_by`: [column, ...] (may be empty: one global row);
 """
 from __future__ import annotations
 
-from ..aggregates import FUNCTIONS, NEEDS_EXPR, python_aggregate, result_type, spark_aggregate
+from ..aggregates import FUNCTIONS, LINEAR, NEEDS_EXPR, python_aggregate, result_type, spark_aggregate
 from ..types import Column, Schema, element_type
 from ..zset import ZSet
 from .base import Grouped, valid_column_name
@@ -89,10 +89,16 @@ class Aggregate(Grouped):
     def spark_aggregate(self, df):
         from pyspark.sql import functions as F
 
-        from ..frames import WEIGHT
+        from ..frames import WEIGHT, consolidate
 
+        if any(fn not in LINEAR for fn, *_ in self.aggs):
+            # min/max/count_distinct look at which rows are present (w > 0): only the
+            # summed weight of a row says so (a trace's parts hold a row's insert and
+            # its delete apart)
+            df = consolidate(df)
         w = F.col(WEIGHT)
-        cols = [spark_aggregate(fn, e.to_spark() if e else None, w, self.is_global, rtype).alias(name) for fn, e, name, rtype in self.aggs]
+        cols = [spark_aggregate(fn, e.to_spark() if e else None, w, self.is_global, rtype, e.where if e else None, e.type if e else None).alias(name)
+                for fn, e, name, rtype in self.aggs]
         if self.is_global:
             return df.agg(*cols).withColumn(WEIGHT, F.lit(1).cast("long"))
         grouped = df.groupBy(*self.group_by).agg(*cols, F.sum(w).alias("__total"))

@@ -14,6 +14,7 @@ from typing import ClassVar
 from ..document import NODE_ID
 from ..errors import ExpressionError, Problem
 from ..expr import Expr, parse_expression
+from ..numeric import node_label
 from ..types import Schema
 from ..zset import ZSet
 
@@ -37,6 +38,8 @@ class Operator(ABC):
     stream: ClassVar[bool] = False
     #: z^-1: a cycle through it is causal.
     breaks_cycles: ClassVar[bool] = False
+    #: the operator runtime errors name, when not `kind` (a window's inner aggregate)
+    shown_as: str | None = None
 
     def __init__(self, node_id: str, params: dict):
         self.node_id = node_id
@@ -54,7 +57,7 @@ class Operator(ABC):
             problems.append(self.problem(f"{label} must be an expression", param=param))
             return None
         try:
-            return parse_expression(text, schema)
+            return parse_expression(text, schema, where=node_label(self.node_id, self.shown_as or self.kind))
         except ExpressionError as e:
             problems.append(self.problem(f"{label}: {e}", param=param, position=e.position))
             return None

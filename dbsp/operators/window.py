@@ -134,6 +134,7 @@ class Window(Operator):
         window_type = "bigint" if col.type == "bigint" else "timestamp"
         self.assigned_schema = Schema(schema.columns + (Column(START, window_type, False), Column(END, window_type, False)))
         self.inner = Aggregate(self.node_id, {"group_by": self.group_by + [START, END], "aggregates": self.params.get("aggregates")})
+        self.inner.shown_as = self.kind  # its runtime errors name this window
         problems = self.inner.validate({"in": self.assigned_schema})
         if problems:
             return problems

@@ -23,12 +23,14 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..numeric import bigint_sum
 from ..zset import ZSet
 from .batch import Batch
 from .probe import SortedIndex, indexable
 from .zsets import WEIGHT, concat, consolidate_arrow, join_codes, null_safe_semi_arrow, with_join_codes
 
 _W = "__w"  # the group's weight, Σw
+_EXACT = pa.decimal128(38, 0)
 FOLD_AT = 100_000  # overlay entries beyond which the overlay is folded into the base
 
 
@@ -237,10 +239,15 @@ class LinearAggregateDelta:
                 continue
             counts[self._counts[i]] = pc.if_else(pc.is_null(values), 0, w)
             sums[self._sums[i]] = zeros if fn == "count" else pc.multiply_checked(pc.cast(values, target), pc.cast(w, target))
+            if target == pa.int64():  # summed exactly: Arrow's int64 sum wraps past 64 bits
+                sums[self._sums[i]] = pc.cast(sums[self._sums[i]], _EXACT)
         keyed = pa.table({**{k: table[k] for k in self._keys}, _W: w, **sums, **counts})
         aggregations = [(c, "sum") for c in [_W, *self._sums, *self._counts]]
         grouped = keyed.group_by(self._keys, use_threads=False).aggregate(aggregations)
         grouped = grouped.select([*self._keys, *[f"{c}_sum" for c in [_W, *self._sums, *self._counts]]])
         grouped = grouped.rename_columns(self._base_schema.names)
+        for name in self._sums:
+            if grouped[name].type == _EXACT:
+                grouped = grouped.set_column(grouped.column_names.index(name), name, bigint_sum(grouped[name]))
         return pa.Table.from_arrays([pc.fill_null(grouped[f.name], 0) if i >= len(self._keys) else grouped[f.name]
                                      for i, f in enumerate(self._base_schema)], schema=self._base_schema)

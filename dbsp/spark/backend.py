@@ -53,7 +53,8 @@ def _spark_type(name: str):
 def spark_schema(schema: Schema, columns: list[str] | None = None, weight: bool = True):
     from pyspark.sql import types as T
 
-    cols = [c for c in schema.columns if columns is None or c.name in columns]
+    # in the order asked for (a group_by's order, which the key tables built from it keep)
+    cols = list(schema.columns) if columns is None else [schema.column(name) for name in columns]
     fields = [T.StructField(c.name, _spark_type(c.type), True) for c in cols]
     if weight:
         fields.append(T.StructField(WEIGHT, T.LongType(), False))

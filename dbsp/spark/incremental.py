@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
+from ..aggregates import LINEAR
 from ..operators.base import Operator
 from ..zset import ZSet
 from .accumulate import LinearAggregateDelta
@@ -224,12 +225,10 @@ class AggregateDelta:
     definition; a change touching more than `driver_max_rows` rows aggregates on Spark.
     """
 
-    LINEAR = {"count", "sum", "avg"}
-
     def __init__(self, ctx, op, schema):
         self.ctx, self.op, self.schema = ctx, op, schema
         self.inputs = Trace(ctx, op.input_schemas["in"], key=op.group_by)
-        self.accumulate = op.is_global and op.kind == "aggregate" and all(fn in self.LINEAR for fn, *_ in op.aggs)
+        self.accumulate = op.is_global and op.kind == "aggregate" and all(fn in LINEAR for fn, *_ in op.aggs)
         self.sums = ZSet()  # the global accumulators: I(Δin) folded into one weighted summary
         self.last_global: ZSet | None = None
         self.started = False

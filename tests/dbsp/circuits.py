@@ -1,6 +1,8 @@
 """Random relational circuits and change sequences for property tests (hypothesis)."""
 from __future__ import annotations
 
+import json
+
 from hypothesis import strategies as st
 
 T1 = [{"name": "k", "type": "bigint"}, {"name": "v", "type": "bigint"}, {"name": "s", "type": "string"}]
@@ -79,6 +81,13 @@ def draw_window(draw, b, src, cols, nums):
     b.node(kind, params, {"in": src}, out_cols)
 
 
+def out_of_order(cols):
+    """A group_by of two columns in the reverse of their order in the input (the touched
+    keys' tables then differ from the schema's order)."""
+    scalars = [c["name"] for c in cols if c["name"] not in lists(cols)]
+    return [[scalars[1], scalars[0]]] if len(scalars) >= 2 else []
+
+
 @st.composite
 def circuits(draw, max_ops=4, window_first=False):
     """window_first: start with a window over t1 (plain table) or t3 (keyed table)."""
@@ -126,15 +135,16 @@ def circuits(draw, max_ops=4, window_first=False):
             out = cols if kind != "left_join" else cols + [{**c, "name": prefix + c["name"]} for c in rcols]
             b.node(kind, {"left_keys": [lk], "right_keys": [rk]}, {"left": src, "right": renamed}, out)
         elif kind == "top_k":
-            group = draw(st.sampled_from([[], [cols[0]["name"]]]))
+            group = draw(st.sampled_from([[], [cols[0]["name"]]] + out_of_order(cols)))
             scalars = [c for c in cols if c["name"] not in lists(cols)]  # lists have no order (they break ties)
             order = [{"column": c["name"], "desc": draw(st.booleans())}
                      for c in draw(st.lists(st.sampled_from(scalars), min_size=1, max_size=2, unique_by=lambda c: c["name"]))]
             b.node("top_k", {"group_by": group, "order_by": order, "k": draw(st.integers(1, 3))}, {"in": src}, cols)
         elif kind == "aggregate" and nums:
             group = draw(st.sampled_from([[], [nums[0]]] + ([[c["name"] for c in cols if c["type"] == "string"]] if any(c["type"] == "string" for c in cols) else [])
-                                         + [[x] for x in lists(cols)[:1]]))
-            aggs, out_cols = [], [c for c in cols if c["name"] in group]
+                                         + [[x] for x in lists(cols)[:1]] + out_of_order(cols)))
+            by_name = {c["name"]: c for c in cols}
+            aggs, out_cols = [], [by_name[g] for g in group]
             for i, fn in enumerate(draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max", "count_distinct"]), min_size=1, max_size=3, unique=True))):
                 arg = draw(st.sampled_from(nums))
                 aggs.append({"fn": fn, "expr": arg if fn != "count" or draw(st.booleans()) else None, "as": f"a{b.n + 1}_{i}"})
@@ -189,3 +199,60 @@ def _shift_ts(rec):
     if data["ts"] is not None:
         data["ts"] = data["ts"] * 3 - 6  # -6 .. 30
     return rec
+
+
+def _key(row: dict) -> str:
+    return json.dumps(row, sort_keys=True)
+
+
+def _extreme(rows: list[dict], column: str, pick_max: bool):
+    valued = [r for r in rows if r[column] is not None]
+    return (max if pick_max else min)(valued, key=lambda r: r[column]) if valued else None
+
+
+@st.composite
+def histories(draw, first_max=10, ticks_max=5):
+    """Ticks whose later changes mostly delete rows that are there — the current minimum
+    or maximum of a column, any present row — and reinsert deleted ones, besides random
+    records (deletes of absent rows included). A first tick of up to `first_max` rows
+    puts the later small deletes in state parts apart from their inserts (a trace's
+    small new level is not merged into a four times larger one)."""
+    inputs = {"t1": (T1_ROWS, "v"), "t2": (T2_ROWS, "x")}
+    present = {name: {} for name in inputs}  # key -> [row, copies]
+    deleted = {name: [] for name in inputs}
+    ticks = []
+    for t in range(draw(st.integers(1, ticks_max))):
+        tick = {"t3": draw(st.lists(KEYED_RECORD, max_size=3))}
+        for name, (rows, column) in inputs.items():
+            records = []
+            if t == 0:
+                records = [{"insert": r} for r in draw(st.lists(rows, min_size=1, max_size=first_max))]
+            else:
+                for action in draw(st.lists(st.sampled_from(["min", "max", "present", "reinsert", "random"]), max_size=4)):
+                    live = [r for r, n in present[name].values() if n > 0]
+                    if action in ("min", "max") and (row := _extreme(live, column, action == "max")) is not None:
+                        records.append({"delete": row})
+                    elif action == "present" and live:
+                        records.append({"delete": draw(st.sampled_from(live))})
+                    elif action == "reinsert" and deleted[name]:
+                        records.append({"insert": draw(st.sampled_from(deleted[name]))})
+                    elif action == "random":
+                        records.append(draw(record(rows)))
+                    else:
+                        continue
+                    _apply(present[name], deleted[name], records[-1])
+            if t == 0:
+                for r in records:
+                    _apply(present[name], deleted[name], r)
+            tick[name] = records
+        ticks.append(tick)
+    return ticks
+
+
+def _apply(present: dict, deleted: list, rec: dict) -> None:
+    row = rec.get("insert") or rec.get("delete") or rec["data"]
+    w = 1 if "insert" in rec else -1 if "delete" in rec else rec["weight"]
+    entry = present.setdefault(_key(row), [row, 0])
+    entry[1] += w
+    if w < 0:
+        deleted.append(row)

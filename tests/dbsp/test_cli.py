@@ -99,3 +99,22 @@ def test_stratified_negation_pairs_not_reachable():
         nodes = {n for e in edges for n in e}
         expected = {(a, b) for a in nodes for b in nodes} - _pairs(closure)
         assert {(dict(r)["src"], dict(r)["dst"]): w for r, w in state} == {p: 1 for p in expected}, f"tick {t}"
+
+
+def test_a_failing_tick_names_the_node_and_operator_and_exits_nonzero(tmp_path):
+    """A bigint overflow inside a map on Spark: the run stops at that tick with one line
+    naming the pushes line, the tick, the node and its operator — no traceback."""
+    circuit = tmp_path / "c.json"
+    circuit.write_text(json.dumps({
+        "nodes": [{"id": "readings", "kind": "input", "params": {"schema": [{"name": "v", "type": "bigint"}]}},
+                  {"id": "scaled", "kind": "map", "params": {"columns": [{"name": "w", "expr": "v * 4"}]}},
+                  {"id": "out", "kind": "output", "params": {}}],
+        "edges": [{"from": {"node": "readings", "port": "out"}, "to": {"node": "scaled", "port": "in"}},
+                  {"from": {"node": "scaled", "port": "out"}, "to": {"node": "out", "port": "in"}}]}))
+    pushes = tmp_path / "p.jsonl"
+    pushes.write_text('{"readings": [{"insert": {"v": 1}}]}\n{"readings": [{"insert": {"v": 4611686018427387904}}]}\n')
+    result = cli("run", str(circuit), str(pushes), check=False)
+    assert result.returncode == 1
+    assert [json.loads(line)["tick"] for line in result.stdout.splitlines()] == [0]
+    assert "p.jsonl:2: tick 1: node 'scaled' (map): OverflowError" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -89,3 +89,32 @@ def test_empty_tick_runs_no_spark_job(spark):
     result = rt.step({})
     assert result.outputs["big_orders"] == ZSet()
     assert len(tracker.getJobIdsForGroup()) == before
+
+
+def test_a_failure_inside_a_tick_names_the_node_and_operator(spark):
+    """One error type, whatever fails: node id, operator kind and the cause in its text
+    (the worker stores "TickFailed: <text>" as the run's error as it is)."""
+    from dbsp import TickFailed
+    from dbsp.spark import SparkRuntime
+    from tests.dbsp.helpers import circuit, schema
+
+    plan = compile_plan(circuit({"readings": schema("v:bigint")},
+                                [("scaled", "map", {"columns": [{"name": "w", "expr": "v * 4"}]}), ("out", "output", {})],
+                                ["readings.out->scaled.in", "scaled.out->out.in"]))
+    rt = SparkRuntime(plan, spark)
+    with pytest.raises(TickFailed) as err:
+        rt.step({"readings": changes_from_records([{"insert": {"v": 2 ** 62}}], plan.inputs["readings"])})
+    assert (err.value.node, err.value.kind) == ("scaled", "map")
+    assert str(err.value).startswith("node 'scaled' (map): OverflowError: ")
+
+
+def test_a_tick_failure_drops_a_jvm_stack_trace_from_its_text():
+    """Spark's errors carry the JVM's stack: the run's error keeps what says why."""
+    from dbsp import TickFailed
+
+    java = ("An error occurred while calling o215.localCheckpoint.\n: org.apache.spark.SparkException: Job aborted\n\n"
+            "Driver stacktrace:\n\tat org.apache.spark.scheduler.DAGScheduler.runJob(DAGScheduler.scala:1549)\n"
+            "Caused by: java.lang.OutOfMemoryError: Java heap space\n\tat java.base/java.lang.Thread.run(Thread.java:840)")
+    text = str(TickFailed("labelled", "join", RuntimeError(java)))
+    assert text == ("node 'labelled' (join): RuntimeError: An error occurred while calling o215.localCheckpoint. "
+                    ": org.apache.spark.SparkException: Job aborted Caused by: java.lang.OutOfMemoryError: Java heap space")

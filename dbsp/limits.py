@@ -1,0 +1,123 @@
+"""Bounds on what one user can make the engine do: the size and nesting of a circuit
+document and of an expression (so validating one stays fast and no parser recurses
+without bound), and the values a tick may compute. Anything beyond a bound is refused
+with a problem naming the bound (validation) or fails the tick naming the node (run
+time); docs/circuit-format.md lists them.
+
+The document and expression checks here are iterative and run before anything
+recursive (the document loader, sqlglot's parser, the expression compilers) sees the
+input.
+"""
+from __future__ import annotations
+
+from .errors import Problem
+
+# ---- documents ------------------------------------------------------------------------
+MAX_DOCUMENT_CHARS = 2_000_000  # the document's JSON size, about (strings, keys, numbers)
+MAX_JSON_DEPTH = 64  # objects and arrays nested in the document
+MAX_NODES = 2_000  # in the whole document, subcircuits' nodes included
+MAX_EDGES = 8_000  # likewise
+MAX_FIXEDPOINT_NESTING = 8  # fixed points inside fixed points
+
+# ---- expressions ----------------------------------------------------------------------
+MAX_EXPRESSION_CHARS = 10_000
+#: parentheses, function calls, CASE ... END and NOT nested in one expression (sqlglot
+#: spends about 20 stack frames per level: 48 levels overflowed Python's stack)
+MAX_EXPRESSION_NESTING = 24
+#: operators on a path of the parsed expression tree (`a + b + c` is 2 deep)
+MAX_EXPRESSION_DEPTH = 200
+
+# ---- values a tick computes -----------------------------------------------------------
+MAX_STRING_CHARS = 1_000_000  # one computed string value (concat, replace, lpad, ...)
+MAX_ROUND_DIGITS = 30  # round(x, d): places after the point (a double has ~17 significant digits)
+BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
+DOUBLE_MAX = 1.7976931348623157e308
+
+
+def _too_big(what: str, limit_name: str, limit: int, **where) -> Problem:
+    return Problem(f"{what} (limit {limit_name} = {limit})", **where)
+
+
+def document_problems(data) -> list[Problem]:
+    """The bounds a circuit document (a JSON value) exceeds, found by one iterative walk
+    that stops at the first excess: nothing recursive has to look at it first."""
+    chars = nodes = edges = 0
+    # (value, JSON depth, fixed-point nesting, is a circuit {nodes, edges}, node id)
+    stack = [(data, 1, 0, True, None)]
+    while stack:
+        value, depth, nesting, is_circuit, node_id = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return [_too_big(f"the document nests objects and arrays more than {MAX_JSON_DEPTH} deep",
+                             "MAX_JSON_DEPTH", MAX_JSON_DEPTH, node=node_id)]
+        if isinstance(value, dict):
+            chars += 2 + 4 * len(value)
+            if is_circuit:
+                if isinstance(value.get("nodes"), list):
+                    nodes += len(value["nodes"])
+                if isinstance(value.get("edges"), list):
+                    edges += len(value["edges"])
+                if nodes > MAX_NODES:
+                    return [_too_big(f"the document has more than {MAX_NODES} nodes (subcircuits included)", "MAX_NODES", MAX_NODES)]
+                if edges > MAX_EDGES:
+                    return [_too_big(f"the document has more than {MAX_EDGES} edges (subcircuits included)", "MAX_EDGES", MAX_EDGES)]
+            for key, item in value.items():
+                chars += len(key) if isinstance(key, str) else 8
+                inner_id = node_id
+                if is_circuit and key == "nodes" and isinstance(item, list):
+                    for node in item:  # a node: remember its id for the problems inside it
+                        own = node.get("id") if isinstance(node, dict) and isinstance(node.get("id"), str) else node_id
+                        stack.append((node, depth + 2, nesting, False, own))
+                    chars += 2
+                    continue
+                if key == "subcircuit" and not is_circuit:
+                    if nesting + 1 > MAX_FIXEDPOINT_NESTING:
+                        return [_too_big(f"node {node_id!r}: fixed points are nested more than {MAX_FIXEDPOINT_NESTING} deep",
+                                         "MAX_FIXEDPOINT_NESTING", MAX_FIXEDPOINT_NESTING, node=node_id, param="subcircuit")]
+                    stack.append((item, depth + 1, nesting + 1, True, inner_id))
+                    continue
+                stack.append((item, depth + 1, nesting, False, inner_id))
+        elif isinstance(value, (list, tuple)):
+            chars += 2 + len(value)
+            stack.extend((item, depth + 1, nesting, False, node_id) for item in value)
+        elif isinstance(value, str):
+            chars += len(value) + 2
+        else:
+            chars += 8
+        if chars > MAX_DOCUMENT_CHARS:
+            return [_too_big(f"the document is larger than {MAX_DOCUMENT_CHARS:,} characters", "MAX_DOCUMENT_CHARS", MAX_DOCUMENT_CHARS)]
+    return []
+
+
+def expression_nesting_problem(text: str) -> tuple[str, int] | None:
+    """(message, position) when `text` nests parentheses, function calls, CASE or runs
+    of NOT / unary signs deeper than MAX_EXPRESSION_NESTING; found with sqlglot's
+    tokenizer (a loop, no recursion) before its parser runs."""
+    from sqlglot.tokens import Tokenizer, TokenType
+
+    try:
+        tokens = Tokenizer().tokenize(text)
+    except Exception:  # a tokenizer error: the parser reports it with its position
+        return None
+    depth = run = 0  # run: consecutive NOT / - / + tokens (each a level of the parser)
+    for token in tokens:
+        kind = token.token_type
+        run = run + 1 if kind in (TokenType.NOT, TokenType.DASH, TokenType.PLUS) else 0
+        if kind in (TokenType.L_PAREN, TokenType.CASE):
+            depth += 1
+        elif kind in (TokenType.R_PAREN, TokenType.END):
+            depth -= 1
+        if depth + run > MAX_EXPRESSION_NESTING:
+            return (f"the expression nests parentheses, function calls, CASE or NOT more than {MAX_EXPRESSION_NESTING} "
+                    f"deep (limit MAX_EXPRESSION_NESTING = {MAX_EXPRESSION_NESTING})"), token.start
+    return None
+
+
+def tree_depth(root, children) -> int:
+    """The depth of a tree, without recursion (children(node) -> its child nodes)."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth <= MAX_EXPRESSION_DEPTH:
+            stack.extend((child, depth + 1) for child in children(node))
+    return deepest
