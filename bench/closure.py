@@ -113,9 +113,9 @@ def median_ms(samples):
 
 
 # ---- dbspweb ---------------------------------------------------------------------------
-def fold(closure: dict, result) -> None:
-    """Integrate a tick's `closure` delta (read from the driver-side Arrow rows)."""
-    value = result._raw["closure"]
+def fold(closure: dict, result, view: str = "closure") -> None:
+    """Integrate a tick's delta of `view` (src, dst) (read from the driver-side Arrow rows)."""
+    value = result._raw[view]
     if value is None:
         return
     t = value.table()
@@ -281,11 +281,13 @@ class PyDBSPClosure:
         return last
 
 
-def run_pydbsp(edges, changes, budget: float, truth_load: set, truth_end: set):
+def run_pydbsp(edges, changes, budget: float, truth_load: set, truth_end: set, engine=None):
+    """Load and single-edge ticks of a PyDBSP engine (PyDBSPClosure by default: an object
+    with tick(change) -> inner iterations and the integrated `closure`), within `budget`."""
     out: dict = {}
     previous = signal.signal(signal.SIGALRM, _alarm)
     try:
-        p = PyDBSPClosure()
+        p = (engine or PyDBSPClosure)()
         signal.setitimer(signal.ITIMER_REAL, budget)
         try:
             t0 = time.perf_counter()

@@ -95,6 +95,8 @@ class CircuitVersion(models.Model):
     number = models.PositiveIntegerField()
     document = models.JSONField()
     problems = models.JSONField(default=list)
+    #: what the author said about this version when saving it ("" when nothing)
+    message = models.CharField(max_length=500, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,16 +4,18 @@ Runs, their input log and their control are one layer up (runs/)."""
 from __future__ import annotations
 
 import json
+import re
 
 from functools import lru_cache
 
 from django.db import transaction
 
 from dbsp import compile_plan
+from dbsp.limits import document_problems
 from dbsp.validate import check
 
 from .models import Circuit, CircuitGrant, CircuitVersion, Tag, Visibility, new_share_token
-from .signals import circuit_deleting
+from .signals import circuit_access_changed, circuit_deleting
 
 
 class ServiceError(Exception):
@@ -71,15 +73,34 @@ def document_nul_problems(document) -> list[dict]:
     return problems
 
 
+#: expression problems that are bounds on the work of parsing it (not on its meaning)
+_LIMIT = re.compile(r"\(limit MAX_EXPRESSION_(NESTING|DEPTH|CHARS)\b")
+
+
+def _refuse_beyond_limits(document) -> None:
+    """A document beyond a bound of dbsp/limits.py (size, nesting, nodes, edges, fixed
+    points) is refused (400 naming the limit) before anything else walks it."""
+    problems = document_problems(document)
+    if problems:
+        raise ServiceError(f"The circuit document is refused: {problems[0].message}.", 400, [p.as_dict() for p in problems])
+
+
 def validate_document(document) -> list[dict]:
+    _refuse_beyond_limits(document)
     return document_nul_problems(document) + [p.as_dict() for p in check(document).problems]
 
 
 def inspect_document(document) -> dict:
     """Every problem, and the output schema inferred for each node that has one
-    (what the editor shows on a port; an edge carries its source node's schema)."""
+    (what the editor shows on a port; an edge carries its source node's schema).
+    A document beyond a limit, or with an expression beyond one (nesting, length), is
+    refused with ServiceError (400) naming it: such a document is not inspected."""
+    _refuse_beyond_limits(document)
     v = check(document)
     problems = document_nul_problems(document) + [p.as_dict() for p in v.problems]
+    over = [p for p in problems if _LIMIT.search(p["message"])]
+    if over:
+        raise ServiceError(f"The circuit document is refused: {over[0]['message']}.", 400, over)
     return {
         "valid": not problems,
         "errors": problems,
@@ -135,7 +156,9 @@ def update_share(circuit: Circuit, visibility: str | None = None, grants: list[d
     if visibility is not None and visibility != circuit.visibility:
         circuit.visibility = visibility
         circuit.save(update_fields=["visibility", "updated_at"])
+        notify_access_changed(circuit)
     if grants is not None:
+        notify_access_changed(circuit)
         wanted = {g["user"].pk: g["can_operate"] for g in grants}
         if circuit.owner_id in wanted:
             raise ServiceError("The owner needs no grant.", 400, [{"field": "grants", "message": "the owner cannot be granted access"}])
@@ -143,6 +166,12 @@ def update_share(circuit: Circuit, visibility: str | None = None, grants: list[d
         for user_id, can_operate in wanted.items():
             CircuitGrant.objects.update_or_create(circuit=circuit, user_id=user_id, defaults={"can_operate": can_operate})
     return circuit
+
+
+def notify_access_changed(circuit: Circuit) -> None:
+    """After the commit: who may read the circuit may have narrowed (signals.py)."""
+    circuit_id = circuit.pk
+    transaction.on_commit(lambda: circuit_access_changed.send(sender=Circuit, circuit_id=circuit_id))
 
 
 def delete_circuit(circuit: Circuit) -> None:
@@ -156,17 +185,20 @@ def delete_circuit(circuit: Circuit) -> None:
 
 def revoke_share_token(circuit: Circuit) -> Circuit:
     """A new share token; links and headers with the old one stop working at once."""
-    circuit.share_token = new_share_token()
-    circuit.save(update_fields=["share_token", "updated_at"])
+    with transaction.atomic():
+        circuit.share_token = new_share_token()
+        circuit.save(update_fields=["share_token", "updated_at"])
+        notify_access_changed(circuit)
     return circuit
 
 
 @transaction.atomic
-def add_version(circuit: Circuit, document) -> CircuitVersion:
+def add_version(circuit: Circuit, document, message: str = "") -> CircuitVersion:
     _require_valid(document)
     circuit = Circuit.objects.select_for_update().get(pk=circuit.pk)
     latest = circuit.latest_version
-    version = CircuitVersion.objects.create(circuit=circuit, number=(latest.number + 1) if latest else 1, document=document)
+    version = CircuitVersion.objects.create(circuit=circuit, number=(latest.number + 1) if latest else 1, document=document,
+                                            message=message)
     circuit.save(update_fields=["updated_at"])
     return version
 

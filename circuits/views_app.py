@@ -1,6 +1,7 @@
 """The single-page app: Django serves the built frontend's index.html at /."""
 from django.conf import settings
 from django.http import HttpResponse
+from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 
@@ -13,4 +14,7 @@ def app_index(request):
             "in <code>frontend/</code> (scripts/run does this for you).</p>",
             status=503,
         )
-    return HttpResponse(index.read_text(encoding="utf-8"))
+    response = HttpResponse(index.read_text(encoding="utf-8"))
+    # Revalidated on every load: it names the current build's hashed (long-cached) assets.
+    patch_cache_control(response, no_cache=True)
+    return response

@@ -5,16 +5,20 @@
     python -m dbsp run CIRCUIT.json PUSHES.jsonl  per tick, the output deltas as JSON lines
     python -m dbsp sql VIEWS.sql                  the circuit document compiled from SQL views
     python -m dbsp export-sql CIRCUIT.json        the SQL of a circuit (when SQL can express it)
+    python -m dbsp datalog PROGRAM.dl             the circuit a Datalog program compiles to
 
 Wherever a circuit is read, a `.sql` file (CREATE TABLE / CREATE VIEW, docs/sql.md)
 is compiled to its circuit first; SQL problems print as FILE:LINE:COLUMN: message.
+A Datalog program (a `.dl` file) may stand instead too: it is compiled first
+(docs/datalog.md); its input relations without a `.decl` take their columns from the
+pushes file given to `run` (or `datalog --pushes`).
 
 A pushes file has one line per tick: {"<input>": [change records...], ...}; an empty
 object (or blank line) is an empty tick. Change records: {"insert": row},
 {"delete": row}, {"weight": w, "data": row}. `--backend reference` runs the pure-Python
 oracle instead of Spark. A tick that fails stops the run with exit status 1 and one
 line naming the pushes line, the tick, the node and its operator:
-`pushes.jsonl:3: tick 2: node 'scaled' (map): OverflowError: ...`.
+`pushes.jsonl:3: tick 2: node 'scaled' (map): ValueOutOfRange: '*' gave ..., outside the bigint range (64 bits)`.
 A tick that deletes a row an input (without a primary key or
 `allow_negative`) does not hold is refused (dbsp/inputs.py): exit 1 naming the record.
 `--verify` recomputes every view from scratch with the reference evaluator at every tick
@@ -39,11 +43,19 @@ class _SqlRefused(Exception):
     pass
 
 
-def _load(path: str):
+def _load(path: str, pushes: str | None = None):
     with open(path) as f:
-        if not path.endswith(".sql"):
+        if not path.endswith((".sql", ".dl")):
             return json.load(f)
         text = f.read()
+    if path.endswith(".dl"):
+        from .datalog import compile_program, schemas_from_pushes
+
+        schemas = None
+        if pushes is not None:
+            with open(pushes) as p:
+                schemas = schemas_from_pushes([json.loads(line) for line in p if line.strip()])
+        return compile_program(text, schemas)
     from .sql import SqlError, compile_sql
 
     try:
@@ -69,18 +81,29 @@ def main(argv: list[str] | None = None) -> int:
                      help="at every tick, compare the integrated outputs with a from-scratch reference recomputation")
     sub.add_parser("sql", help="print the circuit document compiled from SQL views").add_argument("views")
     sub.add_parser("export-sql", help="print the SQL of a circuit").add_argument("circuit")
+    datalog = sub.add_parser("datalog", help="print the circuit document a Datalog program compiles to")
+    datalog.add_argument("circuit", metavar="program")
+    datalog.add_argument("--pushes", help="a pushes file typing the input relations without a .decl")
     args = parser.parse_args(argv)
+    from .datalog import DatalogInvalid
 
     path = args.views if args.command == "sql" else args.circuit
     try:
-        document = _load(path)
+        document = _load(path, getattr(args, "pushes", None))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
         print(f"cannot read {path}: {e}", file=sys.stderr)
         return 2
     except _SqlRefused:
         return 1
+    except DatalogInvalid as e:
+        for p in e.problems:
+            print(json.dumps(p.as_dict() | {"file": path}), file=sys.stderr)
+        return 1
     if args.command == "sql":
         print(json.dumps(document, indent=2))
+        return 0
+    if args.command == "datalog":
+        print(json.dumps(document, indent=1, ensure_ascii=False))
         return 0
     if args.command == "export-sql":
         from .sql import NotExpressible, export_sql

@@ -467,7 +467,7 @@ class _Builder:
         if isinstance(node, (exp.Anonymous, exp.Func)):
             name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
             self.fail(f"function {name}() is not supported (functions: {', '.join(sorted([*fns.FUNCTIONS, *_LIST_FUNCTIONS, 'array_size']))})", node)
-        self.fail(f"{node.key.upper()} is not allowed in an expression", node)
+        self.fail(f"{_sql_name(node)} is not allowed in an expression", node)
 
 
     _ARG_KEYS = {
@@ -608,3 +608,17 @@ def parse_expression(text: str, schema: Schema, where: str | None = None) -> Exp
                               f"(limit MAX_EXPRESSION_DEPTH = {limits.MAX_EXPRESSION_DEPTH})", 0)
     root = _Builder(text, schema).build(trees[0])
     return replace(root, where=where) if where is not None else root
+
+
+def _sql_name(node: exp.Expression) -> str:
+    """What a user wrote, not sqlglot's class: "the operator >>" for a BitwiseRightShift,
+    "SUBQUERY" for a subquery (a clause keyword)."""
+    a, b = exp.column("a"), exp.column("b")
+    try:
+        if isinstance(node, exp.Binary):
+            return f"the operator {type(node)(this=a, expression=b).sql().removeprefix('a ').removesuffix(' b')}"
+        if isinstance(node, exp.Unary):
+            return f"the operator {type(node)(this=a).sql().removesuffix('a').strip()}"
+    except Exception:  # noqa: BLE001 - an odd node: fall back to its keyword
+        pass
+    return node.key.upper()

@@ -30,8 +30,6 @@ MAX_EXPRESSION_DEPTH = 200
 # ---- values a tick computes -----------------------------------------------------------
 MAX_STRING_CHARS = 1_000_000  # one computed string value (concat, replace, lpad, ...)
 MAX_ROUND_DIGITS = 30  # round(x, d): places after the point (a double has ~17 significant digits)
-BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
-DOUBLE_MAX = 1.7976931348623157e308
 
 
 def _too_big(what: str, limit_name: str, limit: int, **where) -> Problem:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .limits import BIGINT_MAX, BIGINT_MIN
+from .types import BIGINT_MAX, BIGINT_MIN
 
 #: operators that compute values (the others pass, filter, join or count rows): their
 #: results on the driver are checked by the runtime after each step

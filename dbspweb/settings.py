@@ -36,6 +36,10 @@ if not SECRET_KEY:
     raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h.strip()]
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
+# Pages that may open websockets besides the server's own origin (dbspweb/origins.py):
+# exact scheme://host[:port] entries; by default the CSRF trusted origins.
+WEBSOCKET_ALLOWED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_WEBSOCKET_ORIGINS", ",".join(CSRF_TRUSTED_ORIGINS)).split(",")
+                             if o.strip()]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -126,6 +130,11 @@ FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
 STATICFILES_DIRS = [("app", FRONTEND_DIST)] if FRONTEND_DIST.exists() else []
 WHITENOISE_USE_FINDERS = True  # serve straight from frontend/dist without collectstatic
 WHITENOISE_AUTOREFRESH = DEBUG
+# Vite names every built asset after its content hash (assets/<name>-<8 chars>.<ext>): a
+# new build is a new name, so these are cached for a year and never revalidated. The
+# build writes .br/.gz beside them (frontend/vite.config.ts), which WhiteNoise serves to
+# browsers that accept them. index.html (served by the app view) is never cached long.
+WHITENOISE_IMMUTABLE_FILE_TEST = r"^/static/app/assets/.+-[A-Za-z0-9_-]{8}\.[a-z0-9]+$"
 
 # --- Redis: Celery broker and Channels layer ------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -176,6 +185,11 @@ SPARK_EXECUTOR_CORES = os.environ.get("SPARK_EXECUTOR_CORES", "")
 # --- Runs and pushes --------------------------------------------------------------------
 PUSH_MAX_ROWS = env_int("DBSPWEB_PUSH_MAX_ROWS", 100_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DBSPWEB_MAX_BODY_BYTES", 50 * 1024 * 1024)
+# Bodies carrying a circuit document (validate, plan, circuit create/update, versions):
+# dbsp/limits.py bounds a document to about 2,000,000 characters.
+MAX_DOCUMENT_BODY_BYTES = env_int("DBSPWEB_MAX_DOCUMENT_BYTES", 8 * 1024 * 1024)
+# Objects and arrays nested in any JSON request body (checked before it is parsed).
+MAX_JSON_DEPTH = env_int("DBSPWEB_MAX_JSON_DEPTH", 100)
 TICK_MAX_PUSHES = env_int("DBSPWEB_TICK_MAX_PUSHES", 100)
 # Backpressure: a push beyond this many unapplied pushes of a run gets 429 + Retry-After.
 MAX_PENDING_PUSHES = env_int("DBSPWEB_MAX_PENDING_PUSHES", 1000)
@@ -201,12 +215,31 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_PARSER_CLASSES": [
+        "circuits.api.parsers.GuardedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["circuits.api.renderers.SafeJSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
     "EXCEPTION_HANDLER": "circuits.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["circuits.api.throttles.AnonThrottle", "circuits.api.throttles.ShareTokenThrottle"],
+    # The client address throttles count by: REMOTE_ADDR with 0; behind N proxies that
+    # append to X-Forwarded-For, the address N from its right. Never trust it unproxied.
+    "NUM_PROXIES": env_int("DBSPWEB_NUM_PROXIES", 0),
     "DEFAULT_SCHEMA_CLASS": "circuits.api.schema.ErrorBodyAutoSchema",
 }
+# Request rates (circuits/api/throttles.py): "<n>/<sec|min|hour|day>"; "off" disables one.
+# Over a rate: 429 with Retry-After. Counted per client address and web process.
+THROTTLE_RATES = {
+    "anon": os.environ.get("DBSPWEB_THROTTLE_ANON", "300/min"),
+    "share": os.environ.get("DBSPWEB_THROTTLE_SHARE", "60/min"),
+    "login": os.environ.get("DBSPWEB_THROTTLE_LOGIN", "10/min"),
+    "register": os.environ.get("DBSPWEB_THROTTLE_REGISTER", "20/hour"),
+    "validate": os.environ.get("DBSPWEB_THROTTLE_VALIDATE", "60/min"),
+}
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "dbspweb API",
     "DESCRIPTION": (
@@ -222,6 +255,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
+
+# Debug pages (DJANGO_DEBUG=1) hide settings holding addresses and credentials too.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "dbspweb.errors.SettingsHidingFilter"
 
 LOGIN_URL = "/"
 CSRF_FAILURE_VIEW = "circuits.api.errors.csrf_failure"  # JSON error body under /api/

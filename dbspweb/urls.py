@@ -20,3 +20,5 @@ urlpatterns = [
     # Shared links and sign-up are also plain paths of the single-page app.
     re_path(r"^(?:shared/[A-Za-z0-9_-]+|signup)/?$", app_index, name="app-path"),
 ]
+
+handler500 = "dbspweb.errors.server_error"  # JSON, no traceback (DJANGO_DEBUG=0)

@@ -20,6 +20,22 @@ def publish(run_id: int, message: dict) -> None:
         log.exception("run %s: could not publish %s", run_id, message.get("type"))
 
 
+def publish_access_check(run_ids) -> None:
+    """Ask every consumer watching these runs to recheck its user's access, and close
+    the socket (4403) when it has ended (runs/consumers.py `run_access`)."""
+    for run_id in run_ids:
+        try:
+            async_to_sync(get_channel_layer().group_send)(f"run.{run_id}", {"type": "run.access"})
+        except Exception:  # the periodic recheck of each consumer closes it later
+            log.exception("run %s: could not ask its watchers to recheck access", run_id)
+
+
+def access_changed(sender, circuit_id: int, **kwargs) -> None:
+    """circuits.signals.circuit_access_changed (after the commit): recheck the watchers
+    of every run of the circuit."""
+    publish_access_check(Run.objects.filter(circuit_id=circuit_id).values_list("pk", flat=True))
+
+
 def publish_status(run) -> None:
     """A `status` message for the run as it is in the database now."""
     try:

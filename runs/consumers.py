@@ -8,14 +8,21 @@ stored deltas after N instead of a snapshot, or a snapshot when N is too far beh
 `?share=<token>` opens the run of an unlisted circuit, as on REST reads.
 A `lag` message (published when a push is accepted) computed before a tick the client
 already got is dropped: that tick's delta carried a newer lag.
-The messages are documented in docs/live-protocol.md.
+Access is rechecked when it may have ended (the share token rotated, a grant removed,
+the circuit made private or deleted: `run.access` events, runs/broadcast.py) and every
+REJOIN_EVERY seconds; a socket whose user lost access is closed with ACCESS_ENDED.
+While Redis is unreachable a handshake is accepted and closed at once with
+LAYER_UNAVAILABLE (the client retries); any other failure closes with 1011, no traceback.
+The messages and close codes are documented in docs/live-protocol.md.
 """
 import asyncio
+import logging
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from redis.exceptions import RedisError
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db import DatabaseError
 
 from circuits.models import Circuit
 
@@ -23,12 +30,56 @@ from .lag import lag_of
 from .messages import delta_messages, snapshot_message, status_message
 from .models import Run
 
+log = logging.getLogger(__name__)
+
 MAX_REPLAY_TICKS = 1000
-#: Re-join the run's group this often: a Redis restart forgets group memberships.
+#: Re-join the run's group (and recheck access) this often: a Redis restart forgets
+#: group memberships, and an access-check event may have been lost with it.
 REJOIN_EVERY = 30.0
+
+#: Close codes (docs/live-protocol.md). Before the handshake is accepted, a refusal is
+#: an HTTP 403 to the browser (it sees 1006); these are sent after accepting.
+ACCESS_ENDED = 4403  # the user may no longer see the run: do not reconnect
+LAYER_UNAVAILABLE = 4503  # Redis (the channel layer) is unreachable: reconnect later
+SERVER_ERROR = 1011
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):
+    async def __call__(self, scope, receive, send):
+        """Channels' consumer, with Redis outages and unexpected errors answered by a
+        clean close instead of an HTTP 500 (with a traceback page under DEBUG)."""
+        self._accepted = self._closed = False
+
+        async def tracked_send(message):
+            if message["type"] == "websocket.accept":
+                self._accepted = True
+            elif message["type"] == "websocket.close":
+                self._closed = True
+            await send(message)
+
+        try:
+            await super().__call__(scope, receive, tracked_send)
+        except asyncio.CancelledError:
+            raise
+        except (ConnectionError, OSError, RedisError) as e:
+            log.warning("run websocket: the channel layer is unreachable (%s); closing with %s", e, LAYER_UNAVAILABLE)
+            await self._close_after_failure(send, LAYER_UNAVAILABLE, "the server cannot reach Redis; retry")
+        except Exception:  # noqa: BLE001 - logged; the client gets a close code, not a trace
+            log.exception("run websocket failed")
+            await self._close_after_failure(send, SERVER_ERROR, "server error")
+
+    async def _close_after_failure(self, send, code: int, reason: str):
+        if getattr(self, "_rejoin", None) is not None:
+            self._rejoin.cancel()  # disconnect() will not run
+        if self._closed:
+            return
+        try:
+            if not self._accepted:
+                await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": code, "reason": reason})
+        except Exception:  # noqa: BLE001 - the client has gone already
+            pass
+
     async def connect(self):
         self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
         self.last_seq = None
@@ -69,10 +120,23 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def _keep_membership(self):
         while True:
             await asyncio.sleep(REJOIN_EVERY)
+            await self.run_access({})
             try:
                 await self._join(attempts=1)
             except Exception:  # noqa: BLE001 - Redis is away; try again next round
                 pass
+
+    async def run_access(self, event):
+        """Access to the run's circuit may have ended (runs/broadcast.py
+        `publish_access_check`): close the socket when the user can no longer see it."""
+        try:
+            visible = await self._visible()
+        except DatabaseError:
+            log.exception("run %s: could not recheck access", self.run_id)
+            return
+        if not visible:
+            self.last_seq = None
+            await self.close(code=ACCESS_ENDED, reason="access to this run ended")
 
     async def receive_json(self, content, **kwargs):
         kind = content.get("type") if isinstance(content, dict) else None
@@ -83,6 +147,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     async def run_message(self, event):
         """A message published to the run's group (runs/broadcast.py), to this browser."""
+        if self._closed:
+            return  # closed (access ended); the disconnect is on its way
         message = event["message"]
         if message["type"] == "lag":
             if self.last_seq is not None and message.get("tick", self.last_seq) < self.last_seq:

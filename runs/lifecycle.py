@@ -22,7 +22,7 @@ from dbsp import compile_plan
 from dbsp.errors import CircuitInvalid
 
 from . import dispatch
-from .broadcast import publish_status
+from .broadcast import publish_access_check, publish_status
 from .models import Run, RunStatus
 
 #: status -> the statuses a user may move a run to from there
@@ -96,5 +96,6 @@ def delete_runs_of(sender, circuit: Circuit, **kwargs) -> None:
     run_ids = list(circuit.runs.values_list("pk", flat=True))
     active = list(circuit.runs.exclude(status__in=[RunStatus.STOPPED, RunStatus.FAILED]).values_list("pk", flat=True))
     Run.objects.filter(pk__in=run_ids).delete()
+    transaction.on_commit(lambda: publish_access_check(run_ids))  # their watchers' sockets close
     for run_id in active:
         transaction.on_commit(lambda run_id=run_id: dispatch.stop(run_id))

@@ -64,12 +64,25 @@ def _wait_for(predicate, timeout: float, what: str, procs, stack):
     pytest.fail(f"timed out waiting for {what}\n{stack.logs()}")
 
 
+#: The suite sends many requests from one address: throttles are off in it (the live
+#: server's too) unless a test sets a rate (tests/circuits/test_api_throttles.py).
+UNTHROTTLED_ENV = {f"DBSPWEB_THROTTLE_{scope.upper()}": "off" for scope in ("anon", "share", "login", "register", "validate")}
+
+
+@pytest.fixture(autouse=True)
+def _unthrottled(settings):
+    from django.core.cache import cache
+
+    settings.THROTTLE_RATES = {}
+    cache.clear()
+
+
 @pytest.fixture(scope="session")
 def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("live-logs")
     port = free_port()
     env = {**os.environ, **database_env(), "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "PYTHONUNBUFFERED": "1",
-           "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE}
+           "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE, **UNTHROTTLED_ENV}
     bindir = Path(sys.executable).parent
     worker_log = open(log_dir / "worker.log", "w")
     web_log = open(log_dir / "web.log", "w")

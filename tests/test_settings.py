@@ -38,3 +38,26 @@ def test_production_mode_requires_a_secret_key():
     env.pop("DJANGO_SECRET_KEY", None)
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def _printed(expression: str, env: dict):
+    code = f"import json, django; from django.conf import settings; django.setup(); print(json.dumps({expression}))"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_WEBSOCKET", "DJANGO_CSRF", "DBSPWEB_THROTTLE"))}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**base, "DJANGO_SETTINGS_MODULE": "dbspweb.settings", **env},
+                         capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_websocket_origins_default_to_the_csrf_trusted_origins_or_their_own_variable():
+    origins = "settings.WEBSOCKET_ALLOWED_ORIGINS"
+    assert _printed(origins, {}) == []  # only the server's own origin (dbspweb/origins.py)
+    assert _printed(origins, {"DJANGO_CSRF_TRUSTED_ORIGINS": "https://dbsp.example.org"}) == ["https://dbsp.example.org"]
+    assert _printed(origins, {"DJANGO_CSRF_TRUSTED_ORIGINS": "https://x.example",
+                              "DJANGO_WEBSOCKET_ORIGINS": "https://a.example, http://b.example:8080"}) == [
+        "https://a.example", "http://b.example:8080"]
+
+
+def test_throttle_rates_come_from_the_environment():
+    rates = _printed("settings.THROTTLE_RATES", {"DBSPWEB_THROTTLE_LOGIN": "3/min", "DBSPWEB_THROTTLE_ANON": "off"})
+    assert rates["login"] == "3/min" and rates["anon"] == "off"
+    assert set(rates) == {"anon", "share", "login", "register", "validate"}

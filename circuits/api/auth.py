@@ -8,7 +8,10 @@ from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from rest_framework import permissions, serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
+
+from .throttles import LoginThrottle, RegisterThrottle
 
 
 class Credentials(serializers.Serializer):
@@ -41,6 +44,7 @@ class MeView(APIView):
 class LoginView(APIView):
     permission_classes = [permissions.AllowAny]
     authentication_classes = []
+    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, LoginThrottle]
 
     @extend_schema(request=Credentials, responses=inline_serializer("LoggedIn", {"username": serializers.CharField()}))
     def post(self, request):
@@ -65,6 +69,7 @@ class TokenView(APIView):
 
     permission_classes = [permissions.AllowAny]
     authentication_classes = []
+    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, LoginThrottle]
 
     @extend_schema(request=Credentials, responses=inline_serializer("AuthToken", {"token": serializers.CharField()}))
     def post(self, request):
@@ -107,6 +112,7 @@ class RegisterView(APIView):
 
     permission_classes = [permissions.AllowAny]
     authentication_classes = []
+    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, RegisterThrottle]
 
     @extend_schema(request=Registration, responses={201: inline_serializer("Registered", {"username": serializers.CharField()})})
     def post(self, request):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
 from rest_framework import status
+from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -29,6 +30,12 @@ def exception_handler(exc, context):
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
+    if isinstance(exc, Throttled):  # DRF has set Retry-After
+        scope, rate = getattr(context.get("request"), "throttled_by", ("requests", "?"))
+        wait = response.headers.get("Retry-After", "a few")
+        response.data = {"detail": f"Too many requests (limit {scope}: {rate}); try again in {wait} s.",
+                         "errors": [{"field": "throttle", "message": f"{scope} over {rate}"}]}
+        return response
     data = response.data
     if isinstance(data, dict) and set(data) == {"detail"}:
         response.data = {"detail": str(data["detail"]), "errors": []}

@@ -1,5 +1,6 @@
 """OpenAPI: every operation documents the one error body ({"detail", "errors"}) for the
-4xx answers the API gives (400 bad input, 403 not allowed, 404 not found or not visible)."""
+4xx answers the API gives (400 bad input, 403 not allowed, 404 not found or not visible,
+413 a body over its byte limit, 429 throttled)."""
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
 
@@ -9,6 +10,7 @@ ERROR_CODES = {
     "400": "Bad input: `errors` names each node/port/param or row/field.",
     "403": "Not allowed (not logged in, or not the owner / not granted).",
     "404": "Not found, or not visible to the requester (private circuits answer 404, never 403).",
+    "429": "Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait.",
 }
 
 # Reads of a circuit or run accept the share token of an unlisted circuit.
@@ -26,6 +28,8 @@ class ErrorBodyAutoSchema(AutoSchema):
 
         responses = super()._get_response_bodies(direction)
         codes = dict(ERROR_CODES)
+        if self.method in ("POST", "PUT", "PATCH"):
+            codes["413"] = "The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents)."
         if self.method == "POST" and self.path.startswith("/api/runs/"):
             codes["409"] = "The run's state does not allow this (e.g. it is stopped)."
         for code, description in codes.items():

@@ -43,7 +43,7 @@ class VersionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CircuitVersion
-        fields = ["number", "document", "valid", "problems", "created_at"]
+        fields = ["number", "message", "document", "valid", "problems", "created_at"]
 
     def get_valid(self, version) -> bool:
         return not version.problems
@@ -87,6 +87,8 @@ class CircuitSerializer(serializers.ModelSerializer):
 
 class NewVersionSerializer(serializers.Serializer):
     document = serializers.JSONField()
+    message = serializers.CharField(max_length=500, required=False, allow_blank=True, default="",
+                                    help_text="What changed, in the author's words (optional, at most 500 characters).")
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -1,16 +1,19 @@
 """REST views of circuits and versions: parse, authorise, delegate to circuits.services,
 serialise. The views of runs are in runs/api/."""
+from django.conf import settings
 from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from .. import services
 from ..access import readable_circuits, require_owner
 from .listing import CircuitPagination, listed_circuits
+from .throttles import AnonValidateThrottle
 from .serializers import (
     CircuitSerializer, DocumentSerializer, NewVersionSerializer, ValidationResultSerializer, VersionSerializer,
 )
@@ -26,8 +29,18 @@ LIST_PARAMETERS = [
 ]
 
 
+class DocumentBody:
+    """Views whose body carries a circuit document: a smaller body limit (the parser's)."""
+
+    max_body_setting = "DBSPWEB_MAX_DOCUMENT_BYTES"
+
+    @property
+    def max_body_bytes(self) -> int:
+        return settings.MAX_DOCUMENT_BODY_BYTES
+
+
 @extend_schema_view(list=extend_schema(parameters=LIST_PARAMETERS))
-class CircuitViewSet(viewsets.ModelViewSet):
+class CircuitViewSet(DocumentBody, viewsets.ModelViewSet):
     serializer_class = CircuitSerializer
     permission_classes = [permissions.IsAuthenticatedOrReadOnly]
     pagination_class = CircuitPagination
@@ -52,6 +65,8 @@ class CircuitViewSet(viewsets.ModelViewSet):
         require_owner(self.request, serializer.instance)
         document = serializer.validated_data.pop("document", None)
         tags = serializer.validated_data.pop("tags", None)
+        if serializer.validated_data.get("visibility", serializer.instance.visibility) != serializer.instance.visibility:
+            services.notify_access_changed(serializer.instance)
         if document is not None:
             services.add_version(serializer.instance, document)
         if tags is not None:
@@ -72,24 +87,27 @@ class CircuitViewSet(viewsets.ModelViewSet):
         require_owner(request, circuit)
         body = NewVersionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        version = services.add_version(circuit, body.validated_data["document"])
+        version = services.add_version(circuit, body.validated_data["document"], body.validated_data["message"])
         return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 
-class ValidateView(APIView):
-    """POST a circuit document; get every problem back. Nothing is saved."""
+class ValidateView(DocumentBody, APIView):
+    """POST a circuit document; get every problem back. Nothing is saved. A document
+    beyond a bound of dbsp/limits.py is refused (400 naming the limit), not inspected."""
 
     permission_classes = [permissions.AllowAny]
+    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, AnonValidateThrottle]
 
     @extend_schema(request=DocumentSerializer, responses=ValidationResultSerializer)
     def post(self, request):
         return Response(services.inspect_document(_document_of(request)))
 
 
-class PlanView(APIView):
+class PlanView(DocumentBody, APIView):
     """POST a circuit document; get its compiled incremental plan as a circuit document."""
 
     permission_classes = [permissions.AllowAny]
+    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, AnonValidateThrottle]
 
     @extend_schema(request=DocumentSerializer, responses={200: OpenApiTypes.OBJECT})
     def post(self, request):

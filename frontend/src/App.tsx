@@ -1,13 +1,18 @@
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { api, onAuthProblem } from './api';
 import { CircuitList } from './components/CircuitList';
-import { CircuitPage } from './components/CircuitPage';
 import { ErrorText, messagesOf } from './components/ErrorText';
 import { LoginForm } from './components/LoginForm';
-import { RunView } from './components/RunView';
-import { SharedPage } from './components/SharedPage';
 import { SignupForm } from './components/SignupForm';
-import { parseRoute, type Route } from './route';
+
+// The editor (React Flow, ELK) and the run dashboard are chunks of their own, loaded when
+// their page opens: the circuit list and login come up without them.
+const CircuitPage = lazy(() => import('./components/CircuitPage').then((m) => ({ default: m.CircuitPage })));
+const SharedPage = lazy(() => import('./components/SharedPage').then((m) => ({ default: m.SharedPage })));
+const RunView = lazy(() => import('./components/RunView').then((m) => ({ default: m.RunView })));
+import { mayLeave, pendingLoss } from './leaveGuard';
+import { parseRoute, runsHref, type Route } from './route';
+import { RunsPage } from './components/RunsPage';
 
 type Auth =
   | { state: 'loading' }
@@ -18,9 +23,25 @@ type Auth =
 function useHashRoute(): Route {
   const [route, setRoute] = useState(() => parseRoute(window.location.hash, window.location.pathname));
   useEffect(() => {
-    const update = () => setRoute(parseRoute(window.location.hash, window.location.pathname));
+    let current = window.location.href;
+    const update = (event: HashChangeEvent) => {
+      // Unsaved work asks first; staying puts the address back (no new history entry).
+      if (event.oldURL === current && !mayLeave()) {
+        window.history.replaceState(window.history.state, '', current);
+        return;
+      }
+      current = window.location.href;
+      setRoute(parseRoute(window.location.hash, window.location.pathname));
+    };
+    const beforeUnload = (event: BeforeUnloadEvent) => {
+      if (pendingLoss()) event.preventDefault();
+    };
     window.addEventListener('hashchange', update);
-    return () => window.removeEventListener('hashchange', update);
+    window.addEventListener('beforeunload', beforeUnload);
+    return () => {
+      window.removeEventListener('hashchange', update);
+      window.removeEventListener('beforeunload', beforeUnload);
+    };
   }, []);
   return route;
 }
@@ -68,6 +89,9 @@ export function App() {
         </a>
         {auth.state === 'signedIn' && (
           <div className="user">
+            <a href={runsHref} className="nav-link" data-testid="nav-runs">
+              My runs
+            </a>
             <span data-testid="current-user">{auth.username}</span>
             <button className="link" data-testid="logout" onClick={logout}>
               Log out
@@ -76,6 +100,7 @@ export function App() {
         )}
       </header>
       <main className="content">
+        <Suspense fallback={<p className="muted">Loading…</p>}>
         {auth.state === 'loading' && <p className="muted">Loading…</p>}
         {auth.state === 'error' && (
           <div>
@@ -91,6 +116,7 @@ export function App() {
           <LoginForm onLogin={(username) => setAuth({ state: 'signedIn', username })} />
         )}
         {auth.state === 'signedIn' && <Page route={route} username={auth.username} />}
+        </Suspense>
       </main>
     </div>
   );
@@ -114,6 +140,8 @@ function Page({ route, username }: { route: Route; username: string }) {
       );
     case 'run':
       return <RunView key={route.id} runId={route.id} />;
+    case 'runs':
+      return <RunsPage />;
     case 'notFound':
       return (
         <p className="muted">

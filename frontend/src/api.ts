@@ -64,6 +64,8 @@ export interface CircuitDocument {
 
 export interface CircuitVersion {
   number: number;
+  /** The author's words about the version ("" when none). */
+  message?: string;
   document: CircuitDocument;
   created_at: string;
 }
@@ -248,6 +250,7 @@ export const api = {
 
   listCircuits: () => listAll<Circuit>('/api/circuits/'),
   getCircuit: (id: number) => request<Circuit>('GET', `/api/circuits/${id}/`),
+  deleteCircuit: (id: number) => request<void>('DELETE', `/api/circuits/${id}/`),
   listRuns: (circuitId: number) => listAll<Run>(`/api/circuits/${circuitId}/runs/`),
   startRun: (circuitId: number) => request<Run>('POST', `/api/circuits/${circuitId}/runs/`),
 

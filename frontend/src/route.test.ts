@@ -7,6 +7,7 @@ describe('parseRoute', () => {
     expect(parseRoute('#/')).toEqual({ page: 'circuits' });
     expect(parseRoute('#/circuits/12')).toEqual({ page: 'circuit', id: 12 });
     expect(parseRoute('#/runs/5/')).toEqual({ page: 'run', id: 5 });
+    expect(parseRoute('#/runs')).toEqual({ page: 'runs' });
   });
 
   it('reports unknown paths', () => {

@@ -1,4 +1,4 @@
-// Hash routes: #/, #/circuits/<id>, #/circuits/new, #/runs/<id>, #/signup, #/shared/<token>.
+// Hash routes: #/, #/circuits/<id>, #/circuits/new, #/runs (all of a user's runs), #/runs/<id>, #/signup, #/shared/<token>.
 // Shared links and sign-up also work as paths (/shared/<token>, /signup), which Django
 // serves with the same page.
 
@@ -7,6 +7,7 @@ export type Route =
   | { page: 'circuit'; id: number }
   | { page: 'newCircuit' }
   | { page: 'run'; id: number }
+  | { page: 'runs' }
   | { page: 'signup' }
   | { page: 'shared'; token: string }
   | { page: 'notFound'; path: string };
@@ -16,6 +17,7 @@ export function parseRoute(hash: string, pathname = '/'): Route {
   if (path === '/' || path === '') return { page: 'circuits' };
   if (/^\/circuits\/new\/?$/.test(path)) return { page: 'newCircuit' };
   if (/^\/signup\/?$/.test(path)) return { page: 'signup' };
+  if (/^\/runs\/?$/.test(path)) return { page: 'runs' };
   const shared = /^\/shared\/([A-Za-z0-9_-]+)\/?$/.exec(path);
   if (shared) return { page: 'shared', token: shared[1]! };
   const match = /^\/(circuits|runs)\/(\d+)\/?$/.exec(path);
@@ -29,6 +31,7 @@ export function parseRoute(hash: string, pathname = '/'): Route {
 export const circuitHref = (id: number) => `#/circuits/${id}`;
 export const newCircuitHref = '#/circuits/new';
 export const runHref = (id: number) => `#/runs/${id}`;
+export const runsHref = '#/runs';
 export const signupHref = '#/signup';
 export const sharedHref = (token: string) => `#/shared/${token}`;
 

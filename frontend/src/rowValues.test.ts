@@ -9,11 +9,28 @@ describe('convertValue', () => {
   });
 
   it('rejects non-integer bigints with a message', () => {
-    for (const raw of ['1.5', 'abc', '1e3', '0x10']) {
+    for (const raw of ['1.5', 'abc', '0x10', '1e-3']) {
       const result = convertValue('bigint', raw);
       expect(result.ok, raw).toBe(false);
       if (!result.ok) expect(result.message).toMatch(/whole number/);
     }
+  });
+
+  it('takes what the server takes: 1e3 and 1000.0 are whole numbers in JSON, not in CSV', () => {
+    expect(convertValue('bigint', '1e3')).toEqual({ ok: true, value: 1000 });
+    expect(convertValue('bigint', '1000.0')).toEqual({ ok: true, value: 1000 });
+    // CSV cells are read with int() on the server: digits only.
+    expect(convertValue('bigint', '1e3', { digitsOnly: true }).ok).toBe(false);
+  });
+
+  it('catches a null in a NOT NULL column and a malformed timestamp before sending', () => {
+    const schema = [
+      { name: 'id', type: 'bigint' as const, nullable: false },
+      { name: 'ts', type: 'timestamp' as const },
+    ];
+    expect(buildRow(schema, { id: '', ts: '' })).toEqual({ ok: false, errors: ['id must not be empty (the column is not nullable)'] });
+    expect(buildRow(schema, { id: '1', ts: '2026-11-24 10:00' })).toEqual({ ok: true, row: { id: 1, ts: '2026-11-24 10:00' } });
+    expect(buildRow(schema, { id: '1', ts: 'yesterday' })).toEqual({ ok: false, errors: ['ts must be a timestamp YYYY-MM-DDTHH:MM:SS'] });
   });
 
   it('rejects bigints beyond the exact range of a JS number', () => {

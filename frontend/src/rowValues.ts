@@ -8,6 +8,30 @@ export type FieldValue = string | boolean;
 export type Converted = { ok: true; value: unknown } | { ok: false; message: string };
 
 const INTEGER = /^[+-]?\d+$/;
+/** A decimal number as JSON writes it (no hex, no Infinity). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+/** The one way dates and timestamps are written, in placeholders and messages alike. */
+export const DATE_FORMAT = 'YYYY-MM-DD';
+export const TIMESTAMP_FORMAT = 'YYYY-MM-DDTHH:MM:SS';
+
+function realDate(text: string): boolean {
+  const date = new Date(`${text.slice(0, 10)}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text.slice(0, 10);
+}
+
+/** A date or timestamp as the server reads it (ISO 8601), or what is wrong. */
+export function checkTemporal(type: 'date' | 'timestamp', text: string): Converted {
+  const ok = (type === 'date' ? DATE : TIMESTAMP).test(text) && realDate(text);
+  return ok ? { ok: true, value: text } : { ok: false, message: `must be a ${type} ${type === 'date' ? DATE_FORMAT : TIMESTAMP_FORMAT}` };
+}
+
+export interface ConvertOptions {
+  /** CSV text: a bigint is digits only (the server reads it with int()); JSON numbers
+   * such as 1e3 or 1000.0 are whole numbers too (the server accepts an integral float). */
+  digitsOnly?: boolean;
+}
 
 /** Example JSON array text per element type (push form placeholders, error messages). */
 export const LIST_EXAMPLES: Record<ElementType, string> = {
@@ -52,7 +76,7 @@ function convertList(element: ElementType, text: string): Converted {
   return { ok: true, value: parsed };
 }
 
-export function convertValue(type: ColumnType, raw: FieldValue): Converted {
+export function convertValue(type: ColumnType, raw: FieldValue, options: ConvertOptions = {}): Converted {
   const element = elementTypeOf(type);
   if (element) return convertList(element, typeof raw === 'boolean' ? String(raw) : raw);
   if (type === 'boolean') {
@@ -69,8 +93,8 @@ export function convertValue(type: ColumnType, raw: FieldValue): Converted {
     case 'bigint': {
       const trimmed = text.trim();
       if (trimmed === '') return { ok: true, value: null };
-      if (!INTEGER.test(trimmed)) return { ok: false, message: 'must be a whole number' };
       const value = Number(trimmed);
+      if (options.digitsOnly ? !INTEGER.test(trimmed) : !DECIMAL.test(trimmed) || !Number.isInteger(value)) return { ok: false, message: 'must be a whole number' };
       if (!Number.isSafeInteger(value)) {
         return { ok: false, message: 'is too large to send exactly (limit ±9007199254740991)' };
       }
@@ -83,8 +107,10 @@ export function convertValue(type: ColumnType, raw: FieldValue): Converted {
       if (!Number.isFinite(value)) return { ok: false, message: 'must be a number' };
       return { ok: true, value };
     }
+    case 'date':
+    case 'timestamp':
+      return text.trim() === '' ? { ok: true, value: null } : checkTemporal(type, text.trim());
     default:
-      // string, date, timestamp: sent as text; the server parses dates and timestamps.
       return { ok: true, value: text === '' ? null : text };
   }
 }
@@ -98,8 +124,10 @@ export function buildRow(schema: readonly Column[], values: Readonly<Record<stri
   for (const column of schema) {
     const raw = values[column.name] ?? (column.type === 'boolean' ? false : '');
     const converted = convertValue(column.type, raw);
-    if (converted.ok) row[column.name] = converted.value;
-    else errors.push(`${column.name} ${converted.message}`);
+    if (!converted.ok) errors.push(`${column.name} ${converted.message}`);
+    else if (converted.value === null && (column as Column & { nullable?: boolean }).nullable === false)
+      errors.push(`${column.name} must not be empty (the column is not nullable)`);
+    else row[column.name] = converted.value;
   }
   return errors.length ? { ok: false, errors } : { ok: true, row };
 }

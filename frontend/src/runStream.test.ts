@@ -312,6 +312,19 @@ describe('RunStream', () => {
     expect(errors).toEqual(['Forbidden']);
   });
 
+  it('retries when Redis is unreachable (4503) or the server failed (1011)', () => {
+    for (const code of [4503, 1011]) {
+      const { stream, sockets, states, last } = setup();
+      stream.start();
+      last().open();
+      last().serverClose(code, 'retry');
+      expect(states[states.length - 1]).toBe('reconnecting');
+      vi.advanceTimersByTime(60_000);
+      expect(sockets.length).toBeGreaterThan(1);
+      stream.close();
+    }
+  });
+
   it('reports server error messages and malformed frames', () => {
     const { stream, errors, last } = setup();
     stream.start();

@@ -3,6 +3,7 @@ turned into change records for `input_log.push` (which logs them exactly as JSON
 from django.conf import settings
 from rest_framework.parsers import BaseParser
 
+from circuits.api.parsers import content_length
 from circuits.services import ServiceError
 
 from ..csv_records import CSVInvalid, decode, records_from_csv
@@ -11,22 +12,14 @@ from ..interface import input_schema
 
 def check_body_size(size: int | None) -> None:
     """Refuse a push body over DBSPWEB_MAX_BODY_BYTES before reading it (413). JSON
-    bodies are checked by Django itself (RequestDataTooBig, see errors.py); a CSV body is
-    read from the raw stream, which that check does not cover."""
+    bodies are checked by their parser (circuits/api/parsers.py); a CSV body is read
+    from the raw stream here."""
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     if limit is not None and size is not None and size > limit:
         raise ServiceError(
             f"The request body has {size} bytes; the limit is {limit} (DBSPWEB_MAX_BODY_BYTES). Split the push.", 413,
             [{"field": "body", "message": f"{size} bytes; the limit is {limit}"}],
         )
-
-
-def _content_length(parser_context) -> int | None:
-    request = (parser_context or {}).get("request")
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else None
-    except ValueError:
-        return None
 
 
 class CSVText(str):
@@ -37,7 +30,7 @@ class CSVParser(BaseParser):
     media_type = "text/csv"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        check_body_size(_content_length(parser_context))
+        check_body_size(content_length((parser_context or {}).get("request")))
         return CSVText(stream.read().decode("latin-1"))  # bytes kept 1:1; decoded as UTF-8 below
 
 

@@ -3,12 +3,13 @@ input log, outputs and deltas. Parse, authorise, delegate to runs/, serialise.""
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, status
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from circuits.access import readable_circuits, require_operator
 from circuits.api.listing import CircuitPagination
+from circuits.api.parsers import GuardedJSONParser
 from circuits.api.serializers import ErrorSerializer
 from circuits.services import ServiceError
 
@@ -75,7 +76,7 @@ class PushView(APIView):
     CSV: `Content-Type: text/csv` (header row = column names, optional `_weight`), or a
     multipart upload of a .csv file. Any bad row rejects the whole push."""
 
-    parser_classes = [JSONParser, CSVParser, MultiPartParser]
+    parser_classes = [GuardedJSONParser, CSVParser, MultiPartParser]
 
     @extend_schema(
         request={"application/json": {"type": "array", "items": {"type": "object"}},

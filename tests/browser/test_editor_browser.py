@@ -422,5 +422,8 @@ def test_version_history_shows_the_diff_against_the_latest(live_stack, browser, 
     diff = page.get_by_test_id("version-diff")
     expect(diff).to_contain_text("v1 → v2")
     expect(diff).to_contain_text("− node debits (output)")
-    expect(diff).to_contain_text("~ node balances: params.columns")
+    # A changed field shows what it was and what it became.
+    columns = diff.locator('[data-testid=diff-field][data-field="params.columns"]')
+    expect(columns).to_contain_text('"expr":"credits - debits"}] → [')
+    expect(columns).to_contain_text('"expr":"debits - credits"}]')
     expect(diff).to_contain_text("− wire debits_by_account.out → debits.in")

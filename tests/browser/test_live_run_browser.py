@@ -94,10 +94,10 @@ def start_a_run(page, make_user, username, name, example_name):
 
 def test_bad_value_in_the_push_form_shows_the_error(page, make_user):
     start_a_run(page, make_user, "demo2", "Big orders", "big_orders")
-    # id is NOT NULL in the schema: leaving it empty is rejected by the server, named by field.
+    # id is NOT NULL in the schema: leaving it empty is caught before sending, under the field.
     page.get_by_test_id("push-field-orders-amount").fill("300")
     page.get_by_test_id("push-insert-orders").click()
-    expect(page.get_by_test_id("push-error-orders")).to_contain_text("id")
+    expect(page.get_by_test_id("push-field-error-orders-id")).to_have_text("id must not be empty (the column is not nullable)")
     expect(page.get_by_test_id("delta-feed-big_orders").get_by_test_id("delta-row")).to_have_count(0)
 
 
@@ -110,7 +110,7 @@ def test_push_a_list_from_the_form_and_see_it_exploded(page, make_user):
     page.get_by_test_id("push-field-orders-customer").fill("ann")
     page.get_by_test_id("push-field-orders-tags").fill('["gift", 7]')
     page.get_by_test_id("push-insert-orders").click()
-    expect(page.get_by_test_id("push-error-orders")).to_contain_text("tags element 1 must be a string")
+    expect(page.get_by_test_id("push-field-error-orders-tags")).to_contain_text("tags element 1 must be a string")
 
     page.get_by_test_id("push-field-orders-tags").fill('["gift", "urgent", "gift"]')
     page.get_by_test_id("push-insert-orders").click()

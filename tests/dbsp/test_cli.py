@@ -116,5 +116,5 @@ def test_a_failing_tick_names_the_node_and_operator_and_exits_nonzero(tmp_path):
     result = cli("run", str(circuit), str(pushes), check=False)
     assert result.returncode == 1
     assert [json.loads(line)["tick"] for line in result.stdout.splitlines()] == [0]
-    assert "p.jsonl:2: tick 1: node 'scaled' (map): OverflowError" in result.stderr
+    assert "p.jsonl:2: tick 1: node 'scaled' (map): ValueOutOfRange" in result.stderr
     assert "Traceback" not in result.stderr

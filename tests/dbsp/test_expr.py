@@ -57,6 +57,10 @@ def test_null_semantics(text, expected):
     ("name > 1", "cannot compare string with bigint", 0),
     ("amount > 1 AND sqrt(amount) = 2", "function SQRT() is not supported", 15),
     ("amount = (SELECT 1)", "SUBQUERY is not allowed", None),
+    # The operator as written, never sqlglot's class name (BITWISERIGHTSHIFT).
+    ("amount >> 2 > 1", "the operator >> is not allowed", None),
+    ("(amount ^ 2) > 1", "the operator ^ is not allowed", None),
+    ("~amount > 1", "the operator ~ is not allowed", None),
     ("amount > 1; DROP TABLE x", "exactly one expression", None),
     ("name AND TRUE", "AND needs booleans", None),
     ("day > 'not a date'", "not a valid date", None),

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from tests.conftest import ROOT, database_env, free_port
+from tests.conftest import ROOT, UNTHROTTLED_ENV, database_env, free_port
 
 BIN = Path(sys.executable).parent
 
@@ -29,7 +29,7 @@ class Stack:
         self.env = {
             **os.environ, **database_env(), "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "PYTHONUNBUFFERED": "1",
             "CELERY_QUEUE": self.queue, "CHANNELS_PREFIX": f"{os.environ.get('CHANNELS_PREFIX', 'dbspweb')}-{name}",
-            "SPARK_DRIVER_MEMORY": "1g", **(env or {}),
+            "SPARK_DRIVER_MEMORY": "1g", **UNTHROTTLED_ENV, **(env or {}),
         }
         self.web: subprocess.Popen | None = None
         self.workers: dict[str, subprocess.Popen] = {}

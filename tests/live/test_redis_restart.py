@@ -3,12 +3,15 @@ so a restart loses every queued task message and channel-layer membership) behin
 private web server and worker: pushes acknowledged while the worker is frozen, and
 while Redis is down, are all applied once, in order, after Redis comes back (pushes
 whose wake-up was lost are re-driven from the database by the sweeper); a watcher
-reconnecting with its last seq gets exactly the ticks it missed."""
+reconnecting with its last seq gets exactly the ticks it missed; a handshake while
+Redis is down is closed with 4503 (docs/live-protocol.md)."""
 import subprocess
 import time
 
 import pytest
 import redis
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
 from runs.models import Push, Run, TickOutput
 from tests.conftest import example, free_port
@@ -93,6 +96,11 @@ def test_a_redis_restart_loses_no_acknowledged_push(private_stack, make_user):
     server.kill()
     for i in range(9, 11):
         assert api.post(push_url, json=order(i)).status_code == 202
+    # A handshake now is accepted and closed with 4503 (retry later), not an HTTP 500.
+    with connect(f"{stack.ws_url}/ws/runs/{run_id}/?token={api.token}", origin=stack.base_url, open_timeout=15) as refused:
+        with pytest.raises(ConnectionClosed) as closed:
+            refused.recv(timeout=15)
+    assert closed.value.rcvd.code == 4503, closed.value
     server.start()
     stack.wait(lambda: Push.objects.filter(run_id=run_id, applied_tick__isnull=False).count() == 10, 120,
                "the pushes acknowledged while Redis was down to be applied")

@@ -41,7 +41,7 @@ export interface ShareInfo {
 export interface VersionDiff {
   a: number;
   b: number;
-  nodes: { added: { id: string; kind?: string }[]; removed: { id: string; kind?: string }[]; changed: { id: string; fields: string[] }[] };
+  nodes: { added: { id: string; kind?: string }[]; removed: { id: string; kind?: string }[]; changed: { id: string; fields: string[]; changes?: Record<string, { from?: unknown; to?: unknown }> }[] };
   edges: { added: { from: { node: string; port: string }; to: { node: string; port: string } }[]; removed: { from: { node: string; port: string }; to: { node: string; port: string } }[] };
 }
 
@@ -68,8 +68,8 @@ export const editorApi = {
   createCircuit: (name: string, document: Doc, description = '') =>
     request<EditorCircuit>('POST', '/api/circuits/', { name, description, visibility: 'private', document }),
   renameCircuit: (id: number, name: string) => request<EditorCircuit>('PATCH', `/api/circuits/${id}/`, { name }),
-  saveVersion: (id: number, document: Doc) =>
-    request<CircuitVersion>('POST', `/api/circuits/${id}/versions/`, { document }),
+  saveVersion: (id: number, document: Doc, message = '') =>
+    request<CircuitVersion>('POST', `/api/circuits/${id}/versions/`, message ? { document, message } : { document }),
   versions: (id: number) => request<CircuitVersion[] | Page<CircuitVersion>>('GET', `/api/circuits/${id}/versions/`),
   version: (id: number, n: number) => request<CircuitVersion>('GET', `/api/circuits/${id}/versions/${n}/`),
   /** Forks a circuit; a share token lets a non-owner fork an unlisted circuit opened by link. */

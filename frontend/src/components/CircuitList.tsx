@@ -3,7 +3,8 @@
 import { useEffect, useState } from 'react';
 import { editorApi, type EditorCircuit, type Scope } from '../api/editor';
 import { formatTime } from '../format';
-import { circuitHref, navigate, newCircuitHref } from '../route';
+import { request, type Run } from '../api';
+import { circuitHref, navigate, newCircuitHref, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
 import { ShareDialog } from './ShareDialog';
 
@@ -88,31 +89,7 @@ export function CircuitList({ username }: { username?: string | null }) {
       {circuits !== null && (
         <ul className="circuit-list" data-testid="circuit-list">
           {circuits.map((circuit) => (
-            <li key={circuit.id} className="card circuit-item" data-testid="circuit-item" data-circuit-id={circuit.id}>
-              <div className="circuit-item-head">
-                <a href={circuitHref(circuit.id)} className="circuit-link">
-                  {circuit.name}
-                </a>
-                <span className={`badge visibility-${circuit.visibility}`}>{circuit.visibility}</span>
-                <span className="actions">
-                  {username && circuit.owner === username && (
-                    <button type="button" data-testid={`share-${circuit.id}`} onClick={() => setSharing(circuit)}>
-                      Share
-                    </button>
-                  )}
-                  <button type="button" data-testid={`fork-${circuit.id}`} onClick={() => void fork(circuit)}>
-                    Fork
-                  </button>
-                </span>
-              </div>
-              {circuit.description && <p className="description">{circuit.description}</p>}
-              <p className="meta">
-                {circuit.owner}
-                {circuit.latest_version ? ` · version ${circuit.latest_version.number}` : ' · no version'}
-                {circuit.forked_from ? ` · fork of #${circuit.forked_from}` : ''}
-                {` · updated ${formatTime(circuit.updated_at)}`}
-              </p>
-            </li>
+            <CircuitCard key={circuit.id} circuit={circuit} username={username} onShare={setSharing} onFork={(c) => void fork(c)} />
           ))}
         </ul>
       )}
@@ -133,12 +110,16 @@ export function CircuitList({ username }: { username?: string | null }) {
         <p className="muted">
           {query ? 'No circuit matches.' : scope === 'mine' ? (
             <>
-              No circuits yet. <a href={newCircuitHref}>Create one</a>.
+              No circuits yet. <a href={newCircuitHref}>Create one</a>, or start from a demo below.
             </>
           ) : (
             'Nothing here yet.'
           )}
         </p>
+      )}
+      {/* A new user's first page: the public demo circuits, to open, run or fork. */}
+      {circuits !== null && circuits.length === 0 && scope === 'mine' && !query && (
+        <Demos username={username} onShare={setSharing} onFork={(c) => void fork(c)} />
       )}
       {sharing && (
         <ShareDialog
@@ -147,6 +128,102 @@ export function CircuitList({ username }: { username?: string | null }) {
           onChanged={() => setReload((r) => r + 1)}
         />
       )}
+    </section>
+  );
+}
+
+interface CardProps {
+  circuit: EditorCircuit;
+  username?: string | null;
+  onShare: (c: EditorCircuit) => void;
+  onFork: (c: EditorCircuit) => void;
+}
+
+/** One circuit: name and description (clamped; whole on hover), its latest run, actions. */
+function CircuitCard({ circuit, username, onShare, onFork }: CardProps) {
+  return (
+    <li className="card circuit-item" data-testid="circuit-item" data-circuit-id={circuit.id}>
+      <div className="circuit-item-head">
+        <a href={circuitHref(circuit.id)} className="circuit-link clamp-2" title={circuit.name}>
+          {circuit.name}
+        </a>
+        <span className={`badge visibility-${circuit.visibility}`}>{circuit.visibility}</span>
+        <span className="actions">
+          {username && circuit.owner === username && (
+            <button type="button" data-testid={`share-${circuit.id}`} onClick={() => onShare(circuit)}>
+              Share
+            </button>
+          )}
+          <button type="button" data-testid={`fork-${circuit.id}`} onClick={() => onFork(circuit)}>
+            Fork
+          </button>
+        </span>
+      </div>
+      {circuit.description && (
+        <p className="description clamp-3" title={circuit.description} data-testid="circuit-description">
+          {circuit.description}
+        </p>
+      )}
+      <LatestRun circuitId={circuit.id} />
+      <p className="meta">
+        {circuit.owner}
+        {circuit.latest_version ? ` · version ${circuit.latest_version.number}` : ' · no version'}
+        {circuit.forked_from ? ` · fork of #${circuit.forked_from}` : ''}
+        {` · updated ${formatTime(circuit.updated_at)}`}
+      </p>
+    </li>
+  );
+}
+
+/** The circuit's newest run and its status, linked; "no runs yet" otherwise. */
+function LatestRun({ circuitId }: { circuitId: number }) {
+  const [run, setRun] = useState<Run | null | undefined>(undefined);
+  useEffect(() => {
+    let active = true;
+    request<{ results: Run[] }>('GET', `/api/circuits/${circuitId}/runs/`).then(
+      (page) => active && setRun(page.results.reduce<Run | null>((newest, r) => (!newest || r.id > newest.id ? r : newest), null)),
+      () => active && setRun(null),
+    );
+    return () => {
+      active = false;
+    };
+  }, [circuitId]);
+  if (run === undefined) return null;
+  return (
+    <p className="meta card-run" data-testid={`card-run-${circuitId}`} data-status={run?.status ?? 'none'}>
+      {run ? (
+        <a href={runHref(run.id)}>
+          run #{run.id} <span className={`status status-${run.status}`}>{run.status}</span> · tick {run.current_tick}
+        </a>
+      ) : (
+        'no runs yet'
+      )}
+    </p>
+  );
+}
+
+function Demos({ username, onShare, onFork }: Omit<CardProps, 'circuit'>) {
+  const [demos, setDemos] = useState<EditorCircuit[] | null>(null);
+  useEffect(() => {
+    let active = true;
+    editorApi.listCircuits({ scope: 'public' }).then(
+      (body) => active && setDemos(body.results),
+      () => active && setDemos([]),
+    );
+    return () => {
+      active = false;
+    };
+  }, []);
+  if (!demos?.length) return null;
+  return (
+    <section className="demos" data-testid="demo-circuits">
+      <h2>Demo circuits</h2>
+      <p className="muted">Open one to see it and run it; Fork makes it yours to edit.</p>
+      <ul className="circuit-list">
+        {demos.map((circuit) => (
+          <CircuitCard key={circuit.id} circuit={circuit} username={username} onShare={onShare} onFork={onFork} />
+        ))}
+      </ul>
     </section>
   );
 }

@@ -1,17 +1,21 @@
 // A circuit: the editor (owner) or a read-only view, with save/rename/history,
 // import/export, the compiled plan, sharing, forking and its runs.
 
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
 import { api, type Circuit, type CircuitVersion, type Run } from '../api';
 import { editorApi, versionList, type EditorCircuit, type VersionDiff } from '../api/editor';
 import { CircuitEditor } from '../editor/CircuitEditor';
 import { emptyDocument, parseClipboard, type Doc } from '../editor/model';
 import { useDocumentHistory } from '../editor/useDocumentHistory';
 import { formatTime } from '../format';
+import { setLeaveGuard } from '../leaveGuard';
 import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
-import { PlanPane } from './PlanPane';
+
 import { ShareDialog } from './ShareDialog';
+
+// The compiled plan's canvas is a chunk of its own, loaded when the plan is first shown.
+const PlanPane = lazy(() => import('./PlanPane').then((m) => ({ default: m.PlanPane })));
 
 interface Props {
   /** null: a new, unsaved circuit. */
@@ -100,7 +104,8 @@ export function CircuitWorkspace({
     setStatus(null);
   };
 
-  const save = useCallback(async (): Promise<boolean> => {
+  const [message, setMessage] = useState('');
+  const save = useCallback(async (messageOverride?: string): Promise<boolean> => {
     setBusy('save');
     setProblems([]);
     try {
@@ -110,8 +115,9 @@ export function CircuitWorkspace({
         navigate(circuitHref(created.id));
         return true;
       }
-      const saved = await editorApi.saveVersion(circuit.id, state.doc);
+      const saved = await editorApi.saveVersion(circuit.id, state.doc, (messageOverride ?? message).trim());
       state.markSaved();
+      setMessage('');
       onCircuit({ ...circuit, latest_version: saved as CircuitVersion });
       setStatus(`Saved version ${saved.number}.`);
       return true;
@@ -121,7 +127,7 @@ export function CircuitWorkspace({
     } finally {
       setBusy(null);
     }
-  }, [circuit, name, state, onCircuit]);
+  }, [circuit, name, state, onCircuit, message]);
 
   const rename = async () => {
     if (!circuit) return setRenaming(false);
@@ -139,13 +145,48 @@ export function CircuitWorkspace({
     }
   };
 
+  // Leaving with unsaved changes asks first (links, back, reload, closing the tab).
+  const { isDirty } = state;
+  useEffect(() => {
+    setLeaveGuard(() => (isDirty() ? 'This circuit has unsaved changes. Leave and lose them?' : null));
+    return () => setLeaveGuard(null);
+  }, [isDirty]);
+
+  // A save's errors were about the document as it was: an edit makes them stale.
+  useEffect(() => {
+    setProblems([]);
+  }, [state.doc]);
+
   const startRun = async () => {
     if (!circuit) return;
-    if (state.dirty && !(await save())) return;
+    if (state.dirty) {
+      // Never saved silently: the run is of a version the user chose to save.
+      const next = (version?.number ?? 0) + 1;
+      const said = window.prompt(
+        `Your changes are not saved. Save them as version ${next} and start a run of it? What changed (optional):`,
+        message,
+      );
+      if (said === null) return;
+      if (!(await save(said))) return;
+    }
     setBusy('start');
     try {
       const run = await api.startRun(circuit.id);
       navigate(runHref(run.id));
+    } catch (error) {
+      fail(error);
+      setBusy(null);
+    }
+  };
+
+  const remove = async () => {
+    if (!circuit) return;
+    if (!window.confirm(`Delete "${circuit.name}" with all its versions and runs? This cannot be undone.`)) return;
+    setBusy('delete');
+    try {
+      await api.deleteCircuit(circuit.id);
+      state.markSaved(); // nothing left to lose
+      navigate('#/');
     } catch (error) {
       fail(error);
       setBusy(null);
@@ -172,7 +213,7 @@ export function CircuitWorkspace({
       const text = await file.text();
       const doc = parseClipboard(text);
       if (!doc) throw new Error(`${file.name} is not a dbspweb circuit document (expected "format": "dbspweb.circuit" and "nodes").`);
-      state.apply(() => doc);
+      state.load(doc);
       setStatus(`Imported ${file.name} (${doc.nodes.length} nodes). Save to keep it.`);
       setProblems([]);
     } catch (error) {
@@ -231,6 +272,19 @@ export function CircuitWorkspace({
         </div>
         <div className="actions">
           {!readOnly && (
+            <input
+              type="text"
+              className="version-message"
+              aria-label="Version message"
+              placeholder="What changed? (optional)"
+              maxLength={500}
+              data-testid="version-message"
+              value={message}
+              onChange={(e) => setMessage(e.target.value)}
+              hidden={!circuit}
+            />
+          )}
+          {!readOnly && (
             <button type="button" className="primary" data-testid="save-version" onClick={() => void save()} disabled={busy !== null}>
               {busy === 'save' ? 'Saving…' : circuit ? 'Save version' : 'Save circuit'}
             </button>
@@ -269,6 +323,11 @@ export function CircuitWorkspace({
               Share
             </button>
           )}
+          {!readOnly && circuit && (
+            <button type="button" className="danger" data-testid="delete-circuit" onClick={() => void remove()} disabled={busy !== null}>
+              {busy === 'delete' ? 'Deleting…' : 'Delete'}
+            </button>
+          )}
         </div>
       </div>
       {status && (
@@ -284,14 +343,18 @@ export function CircuitWorkspace({
         <div className="circuit-split-editor">
           <CircuitEditor state={state} readOnly={readOnly} refitOn={showPlan} />
         </div>
-        {showPlan && <PlanPane doc={state.doc} />}
+        {showPlan && (
+          <Suspense fallback={<p className="muted">Loading the plan…</p>}>
+            <PlanPane doc={state.doc} />
+          </Suspense>
+        )}
       </div>
       {showHistory && circuit && (
         <VersionHistory
           circuit={circuit}
           readOnly={readOnly}
           onLoad={(doc, n) => {
-            state.apply(() => doc);
+            state.load(doc);
             setStatus(`Loaded version ${n} into the editor (not saved).`);
           }}
           onRestored={(v) => {
@@ -350,8 +413,14 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
     }
   };
 
+  // Opened from the toolbar at the top: bring it into view rather than below the canvas.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  }, []);
+
   return (
-    <div className="card" data-testid="version-history">
+    <div className="card" data-testid="version-history" ref={box}>
       <h2>Version history</h2>
       <ErrorText messages={errors} />
       {versions === null && errors.length === 0 && <p className="muted">Loading…</p>}
@@ -359,6 +428,12 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
         {(versions ?? []).map((v) => (
           <li key={v.number} data-testid="version-item" data-version={v.number}>
             <b>v{v.number}</b> <span className="muted">{formatTime(v.created_at)}</span> · {v.document?.nodes?.length ?? '?'} nodes
+            {v.message && (
+              <span className="version-note" data-testid={`version-message-${v.number}`}>
+                {' '}
+                — {v.message}
+              </span>
+            )}
             {v.number === latest && <span className="badge">latest</span>}
             <button type="button" data-testid={`version-load-${v.number}`} onClick={() => v.document && onLoad(v.document as Doc, v.number)}>
               View in editor
@@ -384,6 +459,9 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
 const wire = (e: { from: { node: string; port: string }; to: { node: string; port: string } }) =>
   `${e.from.node}.${e.from.port} → ${e.to.node}.${e.to.port}`;
 
+/** A changed value as the document holds it ("—" when the field was absent). */
+const shown = (value: unknown) => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
+
 function DiffView({ diff }: { diff: VersionDiff }) {
   const { nodes, edges } = diff;
   const empty = !nodes.added.length && !nodes.removed.length && !nodes.changed.length && !edges.added.length && !edges.removed.length;
@@ -401,7 +479,16 @@ function DiffView({ diff }: { diff: VersionDiff }) {
           <li key={`-${n.id}`} className="minus">− node {n.id} {n.kind ? `(${n.kind})` : ''}</li>
         ))}
         {nodes.changed.map((n) => (
-          <li key={`~${n.id}`}>~ node {n.id}: {n.fields.join(', ')}</li>
+          <li key={`~${n.id}`} data-testid="diff-changed">
+            ~ node {n.id}:
+            <ul>
+              {n.fields.map((field) => (
+                <li key={field} data-testid="diff-field" data-field={field}>
+                  {field}: <span className="minus">{shown(n.changes?.[field]?.from)}</span> → <span className="plus">{shown(n.changes?.[field]?.to)}</span>
+                </li>
+              ))}
+            </ul>
+          </li>
         ))}
         {edges.added.map((e) => (
           <li key={`+${wire(e)}`} className="plus">+ wire {wire(e)}</li>

@@ -18,6 +18,7 @@ export function DeltaFeed({ view, entries }: Props) {
             data-tick={entry.tick}
             data-weight={entry.weight}
             className={entry.weight > 0 ? 'plus' : 'minus'}
+            title={formatRow(entry.data)}
           >
             {`${formatWeight(entry.weight)}  tick ${entry.tick}  ${formatRow(entry.data)}`}
           </li>

@@ -8,6 +8,9 @@ import { CircuitCanvas } from '../editor/CircuitCanvas';
 import type { Doc, DocNode } from '../editor/model';
 import { ErrorText, messagesOf } from './ErrorText';
 
+/** The plan opens no smaller than this zoom: its labels stay readable (pan for the rest). */
+export const PLAN_MIN_ZOOM = 0.7;
+
 const planNodeClass = (node: DocNode) => (node.inserted === true ? 'inserted' : undefined);
 
 export function PlanPane({ doc, debounceMs = 300 }: { doc: Doc; debounceMs?: number }) {
@@ -38,8 +41,13 @@ export function PlanPane({ doc, debounceMs = 300 }: { doc: Doc; debounceMs?: num
     };
   }, [doc, debounceMs]);
   const inserted = plan ? plan.nodes.filter((n) => n.inserted === true).length : 0;
+  // Beside the editor the plan is narrow: "Full size" opens it over the page, readable.
+  const [full, setFull] = useState(false);
   return (
-    <div className="card plan-pane" data-testid="plan-pane" aria-busy={loading}>
+    <div className={`card plan-pane${full ? ' full' : ''}`} data-testid="plan-pane" aria-busy={loading}>
+      <button type="button" className="plan-size" data-testid="plan-full-size" aria-pressed={full} onClick={() => setFull((f) => !f)}>
+        {full ? 'Close full size' : 'Full size'}
+      </button>
       <h2>
         Compiled incremental plan{' '}
         {plan && (
@@ -56,11 +64,13 @@ export function PlanPane({ doc, debounceMs = 300 }: { doc: Doc; debounceMs?: num
       <ErrorText messages={errors} testId="plan-error" />
       {plan && (
         <CircuitCanvas
+          key={full ? 'full' : 'side'}
           document={plan}
+          minFitZoom={PLAN_MIN_ZOOM}
           testIdPrefix="plan-"
           layout="always"
           layoutDirection="DOWN"
-          height="max(460px, calc(100vh - 340px))"
+          height={full ? 'calc(94vh - 90px)' : 'max(460px, calc(100vh - 340px))'}
           nodeClass={planNodeClass}
           className={loading ? 'stale' : ''}
         />

@@ -99,7 +99,8 @@ describe('PushForm', () => {
     fireEvent.change(screen.getByTestId('push-field-posts-id'), { target: { value: '1' } });
     fireEvent.change(tags, { target: { value: '["a", 2]' } });
     fireEvent.click(screen.getByTestId('push-insert-posts'));
-    expect(screen.getByTestId('push-error-posts').textContent).toBe('tags element 1 must be a string');
+    // Under its field, not in a list at the bottom.
+    expect(screen.getByTestId('push-field-error-posts-tags').textContent).toBe('tags element 1 must be a string');
     expect(fetchMock).not.toHaveBeenCalled();
 
     fireEvent.change(tags, { target: { value: '["a", null, "b"]' } });

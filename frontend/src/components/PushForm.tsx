@@ -4,7 +4,7 @@ import { newIdempotencyKey, pushRecords } from '../api/runs';
 import { CsvUpload } from '../dashboard/CsvUpload';
 import { GeneratorPanel } from '../dashboard/GeneratorPanel';
 import { formatRow, formatWeight } from '../format';
-import { buildRow, emptyValues, LIST_EXAMPLES, type FieldValue } from '../rowValues';
+import { DATE_FORMAT, TIMESTAMP_FORMAT, buildRow, emptyValues, LIST_EXAMPLES, type FieldValue } from '../rowValues';
 import { ErrorText, messagesOf } from './ErrorText';
 
 interface Props {
@@ -16,8 +16,8 @@ interface Props {
 }
 
 const PLACEHOLDERS: Partial<Record<Column['type'], string>> = {
-  date: 'YYYY-MM-DD',
-  timestamp: 'YYYY-MM-DD HH:MM:SS',
+  date: DATE_FORMAT,
+  timestamp: TIMESTAMP_FORMAT,
 };
 
 /** Placeholder of a column's field: a format hint, JSON array text for lists, else "null". */
@@ -34,9 +34,14 @@ interface FieldsProps {
   onChange(values: Record<string, FieldValue>): void;
   /** Test id prefix: `${prefix}-${input}-${column}`. */
   prefix: string;
+  /** Messages "<column> <problem>": each shown under its field. */
+  errors?: string[];
 }
 
-function RowFields({ input, values, onChange, prefix }: FieldsProps) {
+/** The messages about one column ("amount must be a whole number"). */
+const errorsOf = (errors: readonly string[], column: string) => errors.filter((e) => e.startsWith(`${column} `));
+
+function RowFields({ input, values, onChange, prefix, errors = [] }: FieldsProps) {
   return (
     <div className="fields">
       {input.schema.map((column) => (
@@ -63,6 +68,11 @@ function RowFields({ input, values, onChange, prefix }: FieldsProps) {
               onChange={(e) => onChange({ ...values, [column.name]: e.target.value })}
             />
           )}
+          {errorsOf(errors, column.name).map((message) => (
+            <span key={message} className="field-error" data-testid={`${prefix}-error-${input.name}-${column.name}`}>
+              {message}
+            </span>
+          ))}
         </label>
       ))}
     </div>
@@ -176,7 +186,7 @@ export function PushForm({ runId, input, disabled = false, onPushed }: Props) {
 
       {tab === 'form' && (
         <form className="push-form" data-testid={`push-form-${name}`} onSubmit={onSubmit} noValidate>
-          <RowFields input={input} values={values} onChange={setValues} prefix="push-field" />
+          <RowFields input={input} values={values} onChange={setValues} prefix="push-field" errors={errors} />
           <div className="actions">
             <button type="submit" className="primary" data-testid={`push-insert-${name}`} disabled={busy || disabled}>
               Insert
@@ -247,7 +257,8 @@ export function PushForm({ runId, input, disabled = false, onPushed }: Props) {
               Accepted {resultRows} change{resultRows === 1 ? '' : 's'}: sequence {result.sequence}, token <code>{result.token}</code>
             </p>
           )}
-          <ErrorText messages={errors} testId={`push-error-${name}`} />
+          {/* What is about one field sits under it; the rest (the server's answer) here. */}
+          <ErrorText messages={errors.filter((e) => !input.schema.some((c) => e.startsWith(`${c.name} `)))} testId={`push-error-${name}`} />
         </form>
       )}
       {tab === 'csv' && <CsvUpload runId={runId} input={input} disabled={disabled} onPushed={onPushed} />}

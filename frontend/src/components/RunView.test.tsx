@@ -135,7 +135,7 @@ describe('RunView', () => {
     await openRun();
     fireEvent.change(screen.getByTestId('push-field-orders-id'), { target: { value: '1.5' } });
     fireEvent.click(screen.getByTestId('push-delete-orders'));
-    expect(screen.getByTestId('push-error-orders').textContent).toMatch(/id must be a whole number/);
+    expect(screen.getByTestId('push-field-error-orders-id').textContent).toMatch(/id must be a whole number/);
     expect(fetchMock.mock.calls.some(([url]) => String(url).includes('/push/'))).toBe(false);
   });
 

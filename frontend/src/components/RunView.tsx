@@ -1,7 +1,8 @@
 import { lazy, Suspense, useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { api, ApiError, type Circuit, type CircuitDocument, type RunStatus } from '../api';
 import { runsApi, type RunDetail } from '../api/runs';
-import { defaultSeries, seriesKeys } from '../dashboard/chartSeries';
+import { defaultSeries, seriesKeys, seriesLabel } from '../dashboard/chartSeries';
+import { JsonlUpload } from '../dashboard/JsonlUpload';
 import { RunControls } from '../dashboard/RunControls';
 import { TickChart } from '../dashboard/TickChart';
 import { TickSlider } from '../dashboard/TickSlider';
@@ -187,12 +188,13 @@ export function RunView({ runId }: Props) {
   }
 
   const keys = useMemo(() => seriesKeys(live.chart, live.sums), [live.chart, live.sums]);
-  // The default selection is made once, when the first numeric columns appear, so it
-  // does not jump around as views grow.
-  useEffect(() => {
-    if (chosenSeries === null && keys.length > 0) setChosenSeries(defaultSeries(live.views, keys));
-  }, [chosenSeries, keys, live.views]);
-  const selected = useMemo(() => (chosenSeries ?? []).filter((k) => keys.includes(k)), [chosenSeries, keys]);
+  // Until the user picks series, the default follows the views (a view that gets its
+  // first rows later joins); once picked, the choice stays.
+  const selected = useMemo(
+    () => (chosenSeries ?? defaultSeries(live.views, keys)).filter((k) => keys.includes(k)),
+    [chosenSeries, keys, live.views],
+  );
+  const labelOf = useCallback((key: string) => seriesLabel(key, live.views), [live.views]);
 
   if (loadErrors.length) return <ErrorText messages={loadErrors} />;
   if (!run) return <p className="muted">Loading…</p>;
@@ -221,7 +223,10 @@ export function RunView({ runId }: Props) {
           canControl
           onPause={() => void control('pause')}
           onResume={() => void control('resume')}
-          onStop={() => void control('stop')}
+          onStop={() => {
+            // Stopping ends the run for good (a new run starts from nothing): ask first.
+            if (window.confirm(`Stop run #${run.id}? It cannot be resumed; its outputs stay readable.`)) void control('stop');
+          }}
           onNewRun={() => void newRun()}
         />
       </div>
@@ -236,43 +241,54 @@ export function RunView({ runId }: Props) {
           {run.inputs.map((input) => (
             <PushForm key={input.name} runId={run.id} input={input} disabled={finished} onPushed={refreshRun} />
           ))}
+          {run.inputs.length > 0 && <JsonlUpload runId={run.id} inputs={run.inputs} disabled={finished} onPushed={refreshRun} />}
           <InputTables runId={run.id} inputs={run.inputs} tick={tick} />
         </div>
         <div className="views">
-          <div className="card graph-card">
-            <h2>Circuit</h2>
-            {document ? (
-              <Suspense fallback={<p className="muted">Loading the graph…</p>}>
-                <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick} />
-              </Suspense>
-            ) : (
-              <p className="muted">Loading the circuit…</p>
-            )}
-          </div>
-          <div className="card chart-card">
-            <h2>Over ticks</h2>
-            <TickChart points={live.chart} keys={keys} selected={selected} onSelect={setChosenSeries} />
-            <h4>Outputs at a past tick</h4>
-            <TickSlider runId={run.id} lastTick={tick} />
-          </div>
-          <VerifyPanel runId={run.id} tick={tick} />
+          {/* The outputs are what the user came for: first, in sight without scrolling. */}
           <h2>Outputs</h2>
           {viewNames.length === 0 && <p className="muted">This circuit has no output views.</p>}
-          {viewNames.map((view) => (
-            <div key={view} className="card view">
-              <h3>
-                <code>{view}</code>
-              </h3>
-              <div className="view-body">
-                <ViewTable view={view} zset={live.views[view] ?? emptyZSet} />
-                <div>
-                  <h4>Changes</h4>
-                  <DeltaFeed view={view} entries={live.feeds[view] ?? []} />
+          <div className="output-views" data-testid="output-views">
+            {viewNames.map((view) => (
+              <div key={view} className="card view" data-testid={`output-view-${view}`}>
+                <h3>
+                  <code>{view}</code>
+                </h3>
+                <div className="view-body">
+                  <ViewTable view={view} zset={live.views[view] ?? emptyZSet} />
+                  <div>
+                    <h4>Changes</h4>
+                    <DeltaFeed view={view} entries={live.feeds[view] ?? []} />
+                  </div>
                 </div>
               </div>
-            </div>
-          ))}
+            ))}
+          </div>
+          <VerifyPanel runId={run.id} tick={tick} />
         </div>
+      </div>
+      {/* The graph and the chart: the page's full width, below what the user came for. */}
+      <div className="run-wide">
+        <details className="card graph-card" open data-testid="graph-section">
+          <summary>
+            <h2>Circuit</h2>
+          </summary>
+          {document ? (
+            <Suspense fallback={<p className="muted">Loading the graph…</p>}>
+              <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick} />
+            </Suspense>
+          ) : (
+            <p className="muted">Loading the circuit…</p>
+          )}
+        </details>
+        <details className="card chart-card" open data-testid="chart-section">
+          <summary>
+            <h2>Over ticks</h2>
+          </summary>
+          <TickChart points={live.chart} keys={keys} selected={selected} onSelect={setChosenSeries} labelOf={labelOf} />
+          <h4>Outputs at a past tick</h4>
+          <TickSlider runId={run.id} lastTick={tick} />
+        </details>
       </div>
     </section>
   );

@@ -76,7 +76,7 @@ export function ViewTable({ view, zset, testId }: Props) {
             {visible.map(({ row }) => (
               <tr key={row.key} data-testid="view-row" data-weight={row.weight} style={virtual ? { height: ROW_HEIGHT } : undefined}>
                 {columns.map((c) => (
-                  <td key={c} className={row.data[c] === null || row.data[c] === undefined ? 'null' : undefined}>
+                  <td key={c} className={row.data[c] === null || row.data[c] === undefined ? 'null' : undefined} title={formatValue(row.data[c])}>
                     {formatValue(row.data[c])}
                   </td>
                 ))}

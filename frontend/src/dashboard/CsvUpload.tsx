@@ -93,7 +93,12 @@ export function CsvUpload({ runId, input, disabled = false, onPushed }: Props) {
   const bad = preview ? errorCount(preview) : 0;
   const blocked = !preview || preview.rows.length === 0 || preview.fileErrors.some((f) => !f.startsWith('Server: ')) || clientErrorCount(preview) > 0;
   const shown = preview ? previewRows(preview) : [];
-  const columns = preview?.columns ?? [];
+  // Every column the push will hold: the file's, the schema's it leaves out (null) and the
+  // weight (1 unless the file says otherwise).
+  const columns = preview
+    ? [...preview.columns, ...input.schema.map((c) => c.name).filter((c) => !preview.columns.includes(c)), ...(preview.columns.includes(WEIGHT_COLUMN) ? [] : [WEIGHT_COLUMN])]
+    : [];
+  const implied = (c: string) => !preview?.columns.includes(c);
 
   return (
     <div className="csv-upload" data-testid={`csv-upload-${name}`}>
@@ -146,8 +151,8 @@ export function CsvUpload({ runId, input, disabled = false, onPushed }: Props) {
                         ))}
                       </td>
                       {columns.map((c) => (
-                        <td key={c} className={fields.has(c) ? 'bad-cell' : undefined}>
-                          {row.cells[c]}
+                        <td key={c} className={fields.has(c) ? 'bad-cell' : implied(c) ? 'null' : undefined} title={implied(c) ? 'not in the file' : row.cells[c]}>
+                          {implied(c) ? (c === WEIGHT_COLUMN ? '1' : 'null') : row.cells[c]}
                         </td>
                       ))}
                     </tr>

@@ -17,7 +17,7 @@ import '@xyflow/react/dist/style.css';
 import { memo, useMemo } from 'react';
 import type { CircuitDocument, CircuitNode } from '../api';
 import type { Frontier, Stats } from '../api/runs';
-import { drawnGraph, nodeDecorations, type NodeDecoration } from './graphDecorations';
+import { drawnGraph, nodeDecorations, SHARE_GRADIENT, type NodeDecoration } from './graphDecorations';
 import { NodeBadge } from './NodeBadge';
 
 interface Props {
@@ -71,6 +71,8 @@ const FixedPointNode = memo(function FixedPointNode({ data }: NodeProps<RunFlowN
 });
 
 const nodeTypes = { run: RunNode, fixedpoint: FixedPointNode };
+/** The smallest zoom the graph opens at: badge text (0.68rem) stays about 9 px or more. */
+export const READABLE_ZOOM = 0.8;
 
 export function RunGraph({ document, frontier, stats, statsTick }: Props) {
   const graph = useMemo(() => drawnGraph(document), [document]);
@@ -120,15 +122,26 @@ export function RunGraph({ document, frontier, stats, statsTick }: Props) {
         elementsSelectable={false}
         edgesFocusable={false}
         nodesFocusable={false}
+        // Fitted, but never below a zoom where the badges' text is readable (pan for the rest).
         fitView
+        fitViewOptions={{ minZoom: READABLE_ZOOM, maxZoom: 1.2 }}
         minZoom={0.2}
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={24} />
         <Controls showInteractive={false} />
       </ReactFlow>
-      <p className="graph-caption muted" data-testid="graph-caption">
-        {statsTick === null ? 'No tick yet.' : `Frontier and stats of tick ${statsTick}; colour = share of the tick's time.`}
+      <p className="graph-caption muted graph-legend" data-testid="graph-caption">
+        {statsTick === null ? (
+          'No tick yet.'
+        ) : (
+          <>
+            <span>Frontier and stats of tick {statsTick}. Fill: each node&apos;s share of the tick&apos;s time (ms):</span>
+            <span>0%</span>
+            <span className="scale" data-testid="graph-scale" style={{ background: SHARE_GRADIENT }} />
+            <span>100%</span>
+          </>
+        )}
       </p>
     </div>
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fromRows } from '../zset';
-import { addDelta, backfill, chartData, columnSums, defaultSeries, putPoint, seriesKeys } from './chartSeries';
+import { addDelta, backfill, chartData, columnSums, defaultSeries, putPoint, seriesKeys, seriesLabel } from './chartSeries';
 
 describe('chart series', () => {
   it('sums numeric columns times weight per view', () => {
@@ -11,9 +11,16 @@ describe('chart series', () => {
         { data: { account: 2, balance: 20, name: 'y' }, weight: 2 },
       ]),
     };
-    expect(columnSums(views)).toEqual({ 'total.total': 20, 'balance.account': 5, 'balance.balance': 10 });
-    expect(addDelta({ 'total.total': 20 }, { total: [{ data: { total: 20 }, weight: -1 }, { data: { total: 0 }, weight: 1 }] })).toEqual({
+    expect(columnSums(views)).toEqual({
+      'total.total': 20,
+      'total.count(*)': 1,
+      'balance.account': 5,
+      'balance.balance': 10,
+      'balance.count(*)': 3,
+    });
+    expect(addDelta({ 'total.total': 20, 'total.count(*)': 1 }, { total: [{ data: { total: 20 }, weight: -1 }, { data: { total: 0 }, weight: 1 }] })).toEqual({
       'total.total': 0,
+      'total.count(*)': 1,
     });
   });
 
@@ -39,12 +46,19 @@ describe('chart series', () => {
     points = putPoint(points, { tick: 2, values: { a: 5 } });
     expect(points).toEqual([{ tick: 1, values: { a: 0 } }, { tick: 2, values: { a: 5 } }]);
     const views = { total: fromRows([{ data: { total: 1 }, weight: 1 }]), many: fromRows([{ data: { x: 1 }, weight: 1 }, { data: { x: 2 }, weight: 1 }]) };
-    const keys = seriesKeys([{ tick: 0, values: { 'many.x': 3, 'total.total': 1 } }]);
-    expect(keys).toEqual(['many.x', 'total.total']);
-    expect(defaultSeries(views, keys)).toEqual(['total.total']);
-    // A one-row view with a key column is not a scalar: the scalar view wins.
+    const keys = seriesKeys([{ tick: 0, values: { 'many.x': 3, 'many.count(*)': 2, 'total.total': 1, 'total.count(*)': 1 } }]);
+    expect(keys).toEqual(['many.count(*)', 'many.x', 'total.count(*)', 'total.total']);
+    // The scalar's value and the other view's row count; never the sum of a column of many rows.
+    expect(defaultSeries(views, keys)).toEqual(['many.count(*)', 'total.total']);
+    // A one-row view with a key column is not a scalar: its row count, not Σ to_acct.
     const withGroup = { ...views, credits: fromRows([{ data: { to_acct: 2, credits: 50 }, weight: 1 }]) };
-    expect(defaultSeries(withGroup, ['credits.credits', 'credits.to_acct', 'many.x', 'total.total'])).toEqual(['total.total']);
-    expect(defaultSeries({ credits: withGroup.credits }, ['credits.credits', 'credits.to_acct'])).toEqual(['credits.credits', 'credits.to_acct']);
+    expect(defaultSeries(withGroup, ['credits.count(*)', 'credits.credits', 'credits.to_acct', 'many.count(*)', 'many.x', 'total.total'])).toEqual([
+      'credits.count(*)',
+      'many.count(*)',
+      'total.total',
+    ]);
+    expect(seriesLabel('credits.count(*)')).toBe('credits rows');
+    expect(seriesLabel('many.x', views)).toBe('Σ many.x');
+    expect(seriesLabel('total.total', views)).toBe('total.total');
   });
 });

@@ -1,5 +1,5 @@
-// The live chart's data: for every numeric column of every output view, the view's
-// column total (Σ value × weight over its rows) after each tick. For a one-row view such
+// The live chart's data: for every output view its row count (Σ weight), and for every
+// numeric column the view's column total (Σ value × weight over its rows) after each tick. For a one-row view such
 // as `total` that is simply the value. Kept incrementally: a delta adds its own sums;
 // history before a snapshot is rebuilt backwards by subtracting each tick's delta.
 
@@ -18,9 +18,22 @@ export interface ChartPoint {
 export const CHART_LIMIT = 2000;
 
 export const seriesKey = (view: string, column: string) => `${view}.${column}`;
+/** The row-count series of a view (no column can be named `count(*)`). */
+export const COUNT = 'count(*)';
+export const countKey = (view: string) => seriesKey(view, COUNT);
+const viewOf = (key: string) => key.slice(0, key.lastIndexOf('.'));
+const columnOf = (key: string) => key.slice(key.lastIndexOf('.') + 1);
+
+/** What the picker and legend call a series: "big_orders rows", "Σ big_orders.amount",
+ * or a one-row view's value as it is ("total.total"). */
+export function seriesLabel(key: string, views: Record<string, ZSet> = {}): string {
+  if (columnOf(key) === COUNT) return `${viewOf(key)} rows`;
+  return views[viewOf(key)]?.size === 1 ? key : `Σ ${key}`;
+}
 
 function addRows(target: ColumnSums, view: string, rows: Iterable<WeightedRow>, sign: number): void {
   for (const { data, weight } of rows) {
+    target[countKey(view)] = (target[countKey(view)] ?? 0) + sign * weight;
     for (const [column, value] of Object.entries(data)) {
       if (typeof value !== 'number' || !Number.isFinite(value)) continue;
       const key = seriesKey(view, column);
@@ -78,17 +91,16 @@ export function seriesKeys(points: readonly ChartPoint[], current: ColumnSums = 
   return [...keys].sort();
 }
 
-/** Default selection: scalar views first (one row of one column, like a global sum),
- * else the columns of views holding one row, else the first column. */
+/** Default selection, never a sum that means nothing (of ids, of averages): the value of
+ * each scalar view (one row of one column, like a global sum) and the row count of every
+ * other view. */
 export function defaultSeries(views: Record<string, ZSet>, keys: readonly string[]): string[] {
-  const viewOf = (k: string) => k.slice(0, k.lastIndexOf('.'));
-  const single = Object.entries(views).filter(([, z]) => z.size === 1);
-  const scalar = new Set(single.filter(([, z]) => Object.keys([...z.values()][0]!.data).length === 1).map(([v]) => v));
-  const scalars = keys.filter((k) => scalar.has(viewOf(k)));
-  if (scalars.length) return scalars;
-  const singles = new Set(single.map(([v]) => v));
-  const picked = keys.filter((k) => singles.has(viewOf(k)));
-  return picked.length ? picked : keys.slice(0, 1);
+  const scalar = new Set(
+    Object.entries(views)
+      .filter(([, z]) => z.size === 1 && Object.keys([...z.values()][0]!.data).length === 1)
+      .map(([v]) => v),
+  );
+  return keys.filter((k) => (scalar.has(viewOf(k)) ? columnOf(k) !== COUNT : columnOf(k) === COUNT));
 }
 
 /** uPlot's columnar data: [ticks, series1, series2, ...]; a missing value is null. */

@@ -4,7 +4,7 @@
 
 import Papa from 'papaparse';
 import type { ChangeRecord, Column, Row } from '../api';
-import { convertValue } from '../rowValues';
+import { checkTemporal, convertValue } from '../rowValues';
 
 export const WEIGHT_COLUMN = '_weight';
 
@@ -35,14 +35,6 @@ export interface CsvPreview {
 
 const TRUE = new Set(['true', 't', '1', 'yes', 'y']);
 const FALSE = new Set(['false', 'f', '0', 'no', 'n']);
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
-
-function validDate(text: string): boolean {
-  const date = new Date(`${text.slice(0, 10)}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text.slice(0, 10);
-}
-
 /** One CSV cell -> a typed value for the column, or a message naming what is wrong.
  * A list cell holds JSON array text (`"[""a"",""b""]"` in CSV quoting), checked
  * element by element as in the push form. */
@@ -52,13 +44,9 @@ export function checkCell(column: Column & { nullable?: boolean }, text: string)
     if (column.nullable === false) return { ok: false, message: 'must not be empty (the column is not nullable)' };
     return { ok: true, value: null };
   }
-  if (column.type === 'date') {
-    return DATE.test(trimmed) && validDate(trimmed) ? { ok: true, value: trimmed } : { ok: false, message: `must be a date YYYY-MM-DD, got "${text}"` };
-  }
-  if (column.type === 'timestamp') {
-    return TIMESTAMP.test(trimmed) && validDate(trimmed)
-      ? { ok: true, value: trimmed }
-      : { ok: false, message: `must be a timestamp YYYY-MM-DDTHH:MM:SS, got "${text}"` };
+  if (column.type === 'date' || column.type === 'timestamp') {
+    const checked = checkTemporal(column.type, trimmed);
+    return checked.ok ? checked : { ok: false, message: `${checked.message}, got "${text}"` };
   }
   if (column.type === 'boolean') {
     const low = trimmed.toLowerCase();
@@ -66,7 +54,7 @@ export function checkCell(column: Column & { nullable?: boolean }, text: string)
     if (FALSE.has(low)) return { ok: true, value: false };
     return { ok: false, message: `must be true or false, got "${text}"` };
   }
-  const converted = convertValue(column.type, trimmed);
+  const converted = convertValue(column.type, trimmed, { digitsOnly: true });
   if (!converted.ok) return { ok: false, message: `${converted.message}, got "${text}"` };
   return converted;
 }

@@ -13,9 +13,11 @@ describe('time shares and colours', () => {
   it('maps a share to a colour: idle pale, then hotter and darker', () => {
     expect(shareColour(0)).toBe(IDLE_COLOUR);
     expect(shareColour(Number.NaN)).toBe(IDLE_COLOUR);
-    expect(shareColour(0.01)).toBe('hsl(54 85% 90%)');
-    expect(shareColour(0.5)).toBe('hsl(28 85% 74%)');
-    expect(shareColour(1)).toBe('hsl(0 85% 58%)');
+    expect(shareColour(0.01)).toBe('hsl(214 55% 94%)');
+    expect(shareColour(0.5)).toBe('hsl(214 55% 81%)');
+    expect(shareColour(1)).toBe('hsl(214 55% 68%)');
+    // One neutral hue at every share: nothing reads as an error (no red, orange, yellow).
+    for (const share of [0.01, 0.3, 0.65, 1]) expect(shareColour(share)).toMatch(/^hsl\(214 /);
     expect(shareColour(7)).toBe(shareColour(1));
   });
 

@@ -33,14 +33,21 @@ export function timeShares(stats: Stats, containers: ReadonlySet<string> = new S
 
 export const IDLE_COLOUR = 'hsl(214 30% 97%)';
 
-/** 0 -> a neutral pale fill; then pale yellow (cheap) through orange to red (all the time). */
+/** The share scale: one neutral hue (blue-grey) from pale (a small share) to a medium
+ * shade (all the tick's time). No reds or yellows: a node's colour says how much of the
+ * tick it took, never that it failed. Dark text stays readable on every shade. */
+export const SCALE_HUE = 214;
+const LIGHT_MAX = 94;
+const LIGHT_MIN = 68;
+
 export function shareColour(share: number): string {
   if (!Number.isFinite(share) || share <= 0) return IDLE_COLOUR;
   const s = Math.min(1, share);
-  const hue = Math.round(55 - 55 * s);
-  const lightness = Math.round(90 - 32 * s);
-  return `hsl(${hue} 85% ${lightness}%)`;
+  return `hsl(${SCALE_HUE} 55% ${Math.round(LIGHT_MAX - (LIGHT_MAX - LIGHT_MIN) * s)}%)`;
 }
+
+/** The CSS gradient of the scale, for the graph's legend. */
+export const SHARE_GRADIENT = `linear-gradient(to right, ${shareColour(0.001)}, ${shareColour(1)})`;
 
 export function nodeDecorations(
   nodeIds: readonly string[],

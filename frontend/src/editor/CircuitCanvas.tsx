@@ -18,6 +18,8 @@ export type NodeDecoration = ReactNode | { badges: { label: string; value: React
 
 export interface CircuitCanvasProps {
   document: CircuitDocument | Doc;
+  /** The smallest zoom the initial fit may choose (keeps labels readable; default 0.1). */
+  minFitZoom?: number;
   /** Always read-only today; kept for symmetry with the editor (which has its own canvas). */
   readOnly?: boolean;
   nodeDecorations?: Record<string, NodeDecoration>;
@@ -59,6 +61,7 @@ function Inner(props: CircuitCanvasProps) {
   const { fitView } = useReactFlow();
   const mode = props.layout ?? 'auto';
   const direction = props.layoutDirection ?? 'RIGHT';
+  const minFitZoom = props.minFitZoom ?? 0.1;
 
   useEffect(() => {
     let active = true;
@@ -80,8 +83,8 @@ function Inner(props: CircuitCanvasProps) {
   );
 
   useEffect(() => {
-    if (flow) requestAnimationFrame(() => fitView({ padding: 0.15, maxZoom: 1.2 }));
-  }, [flow, fitView]);
+    if (flow) requestAnimationFrame(() => fitView({ padding: 0.15, maxZoom: 1.2, minZoom: minFitZoom }));
+  }, [flow, fitView, minFitZoom]);
 
   const context = useMemo<CanvasContextValue>(() => {
     const feeds = new Map<string, string>();

@@ -19,7 +19,8 @@ import '@xyflow/react/dist/style.css';
 import { editorApi, type Validation } from '../api/editor';
 import { messagesOf } from '../components/ErrorText';
 import { docToFlow, type FlowNode } from './flow';
-import { autoLayout } from './layout';
+import { autoLayout, needsLayout } from './layout';
+import { dropCorner, freeOffset, overlapping } from './placement';
 import {
   addEdge,
   addNode,
@@ -54,6 +55,12 @@ import './editor.css';
 /** The last copy on this page, for when the browser gives no system clipboard (survives
  *  moving between circuits, which keeps the page). */
 const pageClipboard: { current: string | null } = { current: null };
+
+/** The corner the minimap takes (bottom right): fitting leaves that much room below the
+ * circuit, so no node sits under it. */
+const MINIMAP = { width: 160, height: 100 };
+const FIT_PADDING = { top: '40px', left: '40px', right: '40px', bottom: `${MINIMAP.height + 40}px` } as const;
+const FIT = { padding: FIT_PADDING, maxZoom: 1 };
 
 export interface CircuitEditorProps {
   state: DocumentHistory;
@@ -366,7 +373,12 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn }: Circuit
       if (!kind || readOnly) return;
       event.preventDefault();
       const at = flowApi.screenToFlowPosition({ x: event.clientX, y: event.clientY });
-      createNode(kind, { x: at.x - 80, y: at.y - 25 });
+      // Near an edge the node moves in so all of it shows (not under the minimap either).
+      const rect = wrapper.current?.getBoundingClientRect();
+      if (!rect) return createNode(kind, { x: at.x - 80, y: at.y - 25 });
+      const topLeft = flowApi.screenToFlowPosition({ x: rect.left, y: rect.top });
+      const bottomRight = flowApi.screenToFlowPosition({ x: rect.right, y: rect.bottom - MINIMAP.height - 20 });
+      createNode(kind, dropCorner(at, { x: topLeft.x, y: topLeft.y, width: bottomRight.x - topLeft.x, height: bottomRight.y - topLeft.y }));
     },
     [readOnly, flowApi, createNode],
   );
@@ -411,7 +423,8 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn }: Circuit
       }
       let ids: string[] = [];
       apply((d) => {
-        const result = pasteFragment(d, fragment);
+        // Beside what is there (not on the copied nodes themselves).
+        const result = pasteFragment(d, fragment, freeOffset(d, fragment, measured));
         ids = result.ids;
         return result.doc;
       });
@@ -420,7 +433,7 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn }: Circuit
       say(`Pasted ${ids.length} node${ids.length === 1 ? '' : 's'}.`, false);
       return true;
     },
-    [readOnly, apply, say],
+    [readOnly, apply, say, measured],
   );
 
   const focused = useCallback(() => {
@@ -484,7 +497,7 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn }: Circuit
       const laid = await autoLayout(result.doc, measured).catch(() => result.doc);
       apply(() => laid);
       setSelectedNodes(new Set([result.id]));
-      setTimeout(() => flowApi.fitView({ padding: 0.15, duration: 200, maxZoom: 1 }), 60);
+      setTimeout(() => flowApi.fitView({ ...FIT, duration: 200 }), 60);
     } catch (err) {
       say(err instanceof Error ? err.message : String(err));
     }
@@ -509,13 +522,37 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn }: Circuit
     try {
       const laid = await autoLayout(doc, measured);
       apply(() => laid);
-      setTimeout(() => flowApi.fitView({ padding: 0.15, duration: 200, maxZoom: 1 }), 60);
+      setTimeout(() => flowApi.fitView({ ...FIT, duration: 200 }), 60);
     } catch (err) {
       say(`Auto-layout failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }, [readOnly, doc, measured, apply, flowApi, say]);
 
-  const fit = useCallback(() => flowApi.fitView({ padding: 0.15, duration: 200, maxZoom: 1 }), [flowApi]);
+  const fit = useCallback(() => flowApi.fitView({ ...FIT, duration: 200 }), [flowApi]);
+
+  // Each document brought in (opened, a version loaded, a file imported) is laid out once
+  // if some node has no position or nodes overlap (once their sizes are known), so that
+  // nothing opens piled up. Not an edit: it adds no undo step and no unsaved change.
+  const laidOutGeneration = useRef(-1);
+  const latestDoc = useRef(doc);
+  latestDoc.current = doc;
+  const { generation, adjust } = state;
+  useEffect(() => {
+    if (laidOutGeneration.current === generation || !catalog) return;
+    const missing = needsLayout(doc);
+    const unmeasured = allNodes(doc).some(({ node }) => !measured[node.id]);
+    if (!missing && unmeasured) return;
+    laidOutGeneration.current = generation;
+    if (!missing && !overlapping(doc, measured)) return;
+    autoLayout(doc, measured).then(
+      (laid) => {
+        if (latestDoc.current !== doc) return; // edited meanwhile: the user's positions win
+        adjust(laid);
+        setTimeout(() => void flowApi.fitView(FIT), 60);
+      },
+      () => undefined,
+    );
+  }, [generation, doc, measured, catalog, adjust, flowApi]);
 
   // The canvas changed size on purpose: fit the circuit into it once it has been measured.
   const lastRefit = useRef(refitOn);
@@ -662,14 +699,14 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn }: Circuit
               selectionKeyCode="Shift"
               multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
               fitView={initialFit}
-              fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
+              fitViewOptions={FIT}
               defaultViewport={{ x: 40, y: 40, zoom: 1 }}
               minZoom={0.1}
               proOptions={{ hideAttribution: true }}
             >
               <Background />
               <Controls showInteractive={false} />
-              <MiniMap pannable zoomable />
+              <MiniMap pannable zoomable style={MINIMAP} />
             </ReactFlow>
           </CanvasContext.Provider>
           {quickAdd && catalog && (

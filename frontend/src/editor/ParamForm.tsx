@@ -5,6 +5,7 @@
 
 import { useEffect, useState } from 'react';
 import type { JsonSchema } from '../api/editor';
+import { formatDuration, parseDuration, PLAIN, UNITS, type Duration } from './duration';
 import { paramErrors, type SchemaColumn, type ValidationError } from './model';
 
 const EXPRESSION_FIELDS = /^(expr|predicate|condition|where|having|expression|value)$/;
@@ -113,6 +114,45 @@ function Field(props: FieldProps) {
       <label className="field-row">
         <input type="checkbox" data-testid={testId(path)} checked={value === true} onChange={(e) => onChange(e.target.checked)} />
         {label}
+        <ErrorsOf errors={errors} path={path} />
+      </label>
+    );
+  }
+
+  if (types.includes('integer') && types.includes('string')) {
+    // A window duration: a number and a unit ("1 minute"), or a plain integer for a
+    // bigint time column.
+    const duration = parseDuration(value);
+    return (
+      <label>
+        {label}
+        {duration ? (
+          <span className="duration field-row">
+            <input
+              type="number"
+              min={0}
+              step={1}
+              data-testid={testId(path)}
+              value={duration.amount ?? ''}
+              onChange={(e) => onChange(formatDuration({ ...duration, amount: e.target.value === '' ? null : Math.trunc(Number(e.target.value)) }))}
+            />
+            <select
+              aria-label={`${name} unit`}
+              data-testid={`${testId(path)}-unit`}
+              value={duration.unit}
+              onChange={(e) => onChange(formatDuration({ ...duration, unit: e.target.value as Duration['unit'] }))}
+            >
+              {UNITS.map((u) => (
+                <option key={u} value={u}>
+                  {u}
+                </option>
+              ))}
+              <option value={PLAIN}>(integer time)</option>
+            </select>
+          </span>
+        ) : (
+          <TextField id={testId(path)} value={String(value)} placeholder="e.g. 1 minute" onChange={(v) => onChange(v)} />
+        )}
         <ErrorsOf errors={errors} path={path} />
       </label>
     );

@@ -3,7 +3,7 @@
 
 import { useState } from 'react';
 import type { Validation } from '../api/editor';
-import { allEdges, allNodes, findNode, FIXEDPOINT, renameNode, updateNode, type Doc } from './model';
+import { allEdges, allNodes, findNode, FIXEDPOINT, paramErrors, renameNode, updateNode, type Doc } from './model';
 import { schemaText } from './nodes';
 import { ParamForm } from './ParamForm';
 import type { DocumentHistory } from './useDocumentHistory';
@@ -58,6 +58,9 @@ export function NodePanel({ id, doc, catalog, validation, apply, readOnly, onRen
   const [renameError, setRenameError] = useState<string | null>(null);
   const op = catalog.operators.find((o) => o.kind === node.kind);
   const errors = validation?.errors.filter((e) => e.node === id) ?? [];
+  // Each problem is said once here: under its field when the form has one, else in this list.
+  const formParams = Object.keys((catalog.params[node.kind] as { properties?: object } | undefined)?.properties ?? {});
+  const panelErrors = errors.filter((e) => !formParams.some((p) => paramErrors([e], p).length > 0));
   const feeds = new Map<string, string>();
   for (const { edge } of allEdges(doc)) feeds.set(`${edge.to.node}.${edge.to.port}`, edge.from.node);
   const inputs = node.kind === FIXEDPOINT ? [] : (catalog.ports[node.kind]?.inputs ?? []);
@@ -119,9 +122,9 @@ export function NodePanel({ id, doc, catalog, validation, apply, readOnly, onRen
       </label>
       {node.kind === 'input' && <p className="muted">The input's name is the table you push to.</p>}
       {node.kind === 'output' && <p className="muted">The output's name is the view you watch.</p>}
-      {errors.length > 0 && (
+      {panelErrors.length > 0 && (
         <ul className="problems" data-testid="node-problems">
-          {errors.map((e, i) => (
+          {panelErrors.map((e, i) => (
             <li key={i}>{e.message}</li>
           ))}
         </ul>

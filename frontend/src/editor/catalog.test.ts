@@ -37,6 +37,17 @@ describe('operator catalog', () => {
     expect(paletteGroups(ops, '').map((g) => g.id)).toEqual(['tables', 'relational', 'aggregates', 'primitives', 'recursion']);
     expect(paletteGroups(ops, 'z^-1').flatMap((g) => g.operators.map((o) => o.kind))).toEqual(['delay']);
     expect(paletteGroups(ops, 'no such thing')).toEqual([]);
+    // Names first: "sum" is the aggregate's word, not union's or integrate's docs ("sums").
+    const documented = [
+      op('union', 'relational', ['a', 'b'], ['out'], 'sums the weights of both inputs'),
+      op('integrate', 'primitives', ['in'], ['out'], 'the running sum of its input'),
+      op('aggregate', 'aggregates', ['in'], ['out'], 'group by and aggregate'),
+      op('filter', 'relational', ['in'], ['out'], 'keeps rows where the predicate holds; unlike a join'),
+    ];
+    const kinds = (search: string) => paletteGroups(documented, search).flatMap((g) => g.operators.map((o) => o.kind));
+    expect(kinds('sum')).toEqual(['aggregate']);
+    expect(kinds('fil')).toEqual(['filter']);
+    expect(kinds('weights')).toEqual(['union']); // only the docs say it: still found
     expect(groupOf('windows')).toBe('windows');
     expect(groupOf('something new')).toBe('relational');
   });

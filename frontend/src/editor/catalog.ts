@@ -84,16 +84,44 @@ export function portCatalog(operators: Operator[]): PortCatalog {
   return Object.fromEntries(operators.map((o) => [o.kind, { inputs: o.inputs, outputs: o.outputs }]));
 }
 
-/** Operators matching a search (kind, title, category or doc), grouped in palette order. */
+/** Words a user may type for an operator whose name does not say them (SQL and DBSP terms). */
+const KEYWORDS: Record<string, string> = {
+  aggregate: 'sum count avg average min max group by',
+  tumbling_window: 'sum count avg window time',
+  sliding_window: 'sum count avg window hop time',
+  session_window: 'sum count avg window gap time',
+  filter: 'where predicate',
+  map: 'select project compute column',
+  flat_map: 'unnest explode split',
+  difference: 'except minus subtract',
+  distinct: 'unique dedupe set',
+  delay: 'z^-1 z-1 previous',
+  integrate: 'accumulate running total',
+  differentiate: 'changes delta',
+  join: 'inner match',
+  top_k: 'limit order rank',
+  union: 'concat plus',
+};
+
+/**
+ * Operators matching a search, grouped in palette order. Names come first: when the
+ * words match an operator's kind or title, only those are listed; else operators known by
+ * those words (typing "sum" lists aggregate and windows, not union for its doc's "sums");
+ * else those whose category or documentation mentions them.
+ */
 export function paletteGroups(operators: Operator[], search: string): { id: string; title: string; operators: Operator[] }[] {
   const words = search.toLowerCase().split(/\s+/).filter(Boolean);
-  const matches = (o: Operator) => {
-    const text = `${o.kind} ${o.title} ${o.category} ${o.doc}`.toLowerCase();
-    return words.every((w) => text.includes(w));
-  };
-  return GROUPS.map((g) => ({ ...g, operators: operators.filter((o) => groupOf(o.category) === g.id && matches(o)) })).filter(
-    (g) => g.operators.length > 0,
-  );
+  const tiers = [
+    (o: Operator) => `${o.kind} ${o.title}`,
+    (o: Operator) => `${o.kind} ${o.title} ${KEYWORDS[o.kind] ?? ''}`,
+    (o: Operator) => `${o.kind} ${o.title} ${KEYWORDS[o.kind] ?? ''} ${o.category} ${o.doc}`,
+  ];
+  let found = operators;
+  for (const text of tiers) {
+    found = operators.filter((o) => words.every((w) => text(o).toLowerCase().includes(w)));
+    if (found.length) break;
+  }
+  return GROUPS.map((g) => ({ ...g, operators: found.filter((o) => groupOf(o.category) === g.id) })).filter((g) => g.operators.length > 0);
 }
 
 /** Resolves local `$ref`s (`#/$defs/...`) of the circuit format. */

@@ -28,7 +28,7 @@ export interface FlowOptions {
   nodeClass?: (node: DocNode) => string | undefined;
 }
 
-export const DEFAULT_SIZE = { width: 180, height: 64 };
+export const DEFAULT_SIZE = { width: 200, height: 64 };
 const GROUP_PAD = { right: 40, bottom: 40 };
 const GROUP_MIN = { width: 320, height: 200 };
 

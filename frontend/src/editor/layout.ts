@@ -2,11 +2,17 @@
 // panes), each fixed point's subcircuit first so the group's size is known when its own
 // scope is laid out.
 
-import ELK, { type ElkNode } from 'elkjs/lib/elk.bundled.js';
+import type { ElkNode } from 'elkjs/lib/elk.bundled.js';
 import { DEFAULT_SIZE } from './flow';
 import { setPositions, type Doc, type DocEdge, type DocNode } from './model';
 
-const elk = new ELK();
+// ELK (about 1.4 MB) loads on the first layout, not with the editor.
+type Elk = { layout(graph: ElkNode): Promise<ElkNode> };
+let elkLoading: Promise<Elk> | null = null;
+function loadElk(): Promise<Elk> {
+  elkLoading ??= import('elkjs/lib/elk.bundled.js').then((m) => new m.default());
+  return elkLoading;
+}
 
 const OPTIONS = {
   'elk.algorithm': 'layered',
@@ -38,6 +44,7 @@ async function layoutScope(
     }
   }
   const ids = new Set(scope.nodes.map((n) => n.id));
+  const elk = await loadElk();
   const graph: ElkNode = await elk.layout({
     id: 'root',
     layoutOptions: { ...OPTIONS, 'elk.direction': direction },

@@ -53,6 +53,15 @@ export function summary(node: DocNode): string {
       return `k = ${String(p.k ?? '')}`;
     case 'fixedpoint':
       return `max ${String(p.max_iterations ?? '')} iterations`;
+    case 'tumbling_window':
+    case 'sliding_window':
+    case 'session_window': {
+      const span = node.kind === 'session_window' ? `gap ${String(p.gap ?? '?')}` : `size ${String(p.size ?? '?')}`;
+      const slide = p.slide !== undefined ? ` / ${String(p.slide)}` : '';
+      const late = p.lateness !== undefined ? `, late ${String(p.lateness)}` : '';
+      const by = list(p.group_by);
+      return `${span}${slide}${late} on ${String(p.time ?? '?')}${by ? ` by ${by}` : ''}`;
+    }
     default: {
       const text = Object.keys(p).length ? JSON.stringify(p) : '';
       return text.length > 60 ? `${text.slice(0, 57)}…` : text;
@@ -113,7 +122,9 @@ function Marks({ id }: { id: string }) {
   return (
     <>
       {errors.length > 0 && (
-        <ul className="node-errors" data-testid={`node-errors-${id}`}>
+        // One line per problem, as wide as the node (never wider: a node must not grow onto
+        // its neighbours); the whole text on hover and in the side panel.
+        <ul className="node-errors" data-testid={`node-errors-${id}`} title={errors.map((e) => e.message).join('\n')}>
           {errors.map((e, i) => (
             <li key={i}>{e.message}</li>
           ))}
@@ -154,7 +165,11 @@ export function OperatorNode({ id, data, selected }: NodeProps<FlowNode>) {
         <span className="op-id">{node.label ?? id}</span>
         {errors > 0 && <span className="op-error-count" title={`${errors} problem(s)`}>!</span>}
       </div>
-      {text && <div className="op-summary">{text}</div>}
+      {text && (
+        <div className="op-summary" title={text}>
+          {text}
+        </div>
+      )}
       {inserted && typeof node.state_of === 'string' && <div className="op-summary">state of {node.state_of}</div>}
       {incremental?.form && <div className="op-form">Δ form: {incremental.form}</div>}
       <Marks id={id} />

@@ -11,10 +11,19 @@ export interface DocumentHistory {
   redo: () => void;
   /** Replaces the document without history (loading a version). */
   reset: (doc: Doc) => void;
+  /** Replaces the document as one undoable edit that brings in a whole document (import). */
+  load: (doc: Doc) => void;
+  /** Counts documents brought in (initial, reset, load): the editor lays out each once. */
+  generation: number;
+  /** Replaces the document without an undo step (e.g. the layout of a loaded document);
+   * a document without unsaved changes stays without. */
+  adjust: (doc: Doc) => void;
   canUndo: boolean;
   canRedo: boolean;
   /** Changes since the last `markSaved`. */
   dirty: boolean;
+  /** `dirty` as of now (for handlers that run between renders). */
+  isDirty: () => boolean;
   markSaved: () => void;
 }
 
@@ -24,6 +33,7 @@ export function useDocumentHistory(initial: Doc): DocumentHistory {
   const history = useRef(new History<Doc>());
   const current = useRef(doc);
   const saved = useRef(doc);
+  const generation = useRef(0);
 
   const set = useCallback((next: Doc) => {
     current.current = next;
@@ -56,10 +66,29 @@ export function useDocumentHistory(initial: Doc): DocumentHistory {
     (next: Doc) => {
       history.current.clear();
       saved.current = next;
+      generation.current += 1;
       set(next);
     },
     [set],
   );
+
+  const load = useCallback(
+    (next: Doc) => {
+      generation.current += 1;
+      apply(() => next);
+    },
+    [apply],
+  );
+
+  const adjust = useCallback(
+    (next: Doc) => {
+      if (saved.current === current.current) saved.current = next;
+      set(next);
+    },
+    [set],
+  );
+
+  const isDirty = useCallback(() => saved.current !== current.current, []);
 
   const markSaved = useCallback(() => {
     saved.current = current.current;
@@ -72,9 +101,13 @@ export function useDocumentHistory(initial: Doc): DocumentHistory {
     undo,
     redo,
     reset,
+    load,
+    adjust,
+    generation: generation.current,
     canUndo: history.current.canUndo,
     canRedo: history.current.canRedo,
     dirty: saved.current !== doc,
+    isDirty,
     markSaved,
   };
 }
