@@ -61,7 +61,7 @@ def test_a_run_verifies_and_a_tampered_output_is_named(live_stack, verify_worker
 
     assert verified(api, run["id"])["ok"] is True
 
-    out = TickOutput.objects.get(run_id=run["id"], tick=2)
+    out = [t for t in TickOutput.objects.filter(run_id=run["id"]).order_by("tick") if t.deltas.get("total")][-1]
     out.deltas["total"] = [r for r in out.deltas["total"] if r["weight"] < 0]  # the new total (0) is lost
     out.save()
     result = verified(api, run["id"])
