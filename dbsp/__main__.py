@@ -19,6 +19,11 @@ object (or blank line) is an empty tick. Change records: {"insert": row},
 oracle instead of Spark. A tick that fails stops the run with exit status 1 and one
 line naming the pushes line, the tick, the node and its operator:
 `pushes.jsonl:3: tick 2: node 'scaled' (map): ValueOutOfRange: '*' gave ..., outside the bigint range (64 bits)`.
+A tick that deletes a row an input (without a primary key or
+`allow_negative`) does not hold is refused (dbsp/inputs.py): exit 1 naming the record.
+`--verify` recomputes every view from scratch with the reference evaluator at every tick
+and compares it with the integrated incremental outputs: on a difference it prints the
+differing rows (missing/extra, with weights) and exits 3.
 """
 from __future__ import annotations
 
@@ -27,9 +32,11 @@ import json
 import sys
 
 from .errors import CircuitInvalid, DataInvalid, TickFailed
+from .inputs import InputTable, checks_deletes
 from .plan import compile_plan
-from .runtime import changes_from_records
+from .runtime import changes_and_items
 from .validate import validate
+from .verify import Verifier
 
 
 class _SqlRefused(Exception):
@@ -70,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("pushes")
     run.add_argument("--backend", choices=["spark", "reference"], default="spark")
     run.add_argument("--stats", action="store_true", help="include frontier and stats per tick")
+    run.add_argument("--verify", action="store_true",
+                     help="at every tick, compare the integrated outputs with a from-scratch reference recomputation")
     sub.add_parser("sql", help="print the circuit document compiled from SQL views").add_argument("views")
     sub.add_parser("export-sql", help="print the SQL of a circuit").add_argument("circuit")
     datalog = sub.add_parser("datalog", help="print the circuit document a Datalog program compiles to")
@@ -134,11 +143,21 @@ def main(argv: list[str] | None = None) -> int:
         from .spark import SparkRuntime
 
         runtime = SparkRuntime(plan)
+    tables = {name: InputTable(name, schema, checks_deletes(plan, name)) for name, schema in plan.inputs.items()}
+    verifier = Verifier(plan) if args.verify else None
     with open(args.pushes) as f:
         for line_no, line in enumerate(f, 1):
             tick = json.loads(line) if line.strip() else {}
             try:
-                changes = {name: changes_from_records(records, plan.inputs[name], plan.primary_key(name)) for name, records in tick.items()}
+                changes = {}
+                for name, records in tick.items():
+                    if name not in plan.inputs:
+                        raise KeyError(name)
+                    changes[name], items = changes_and_items(records, plan.inputs[name], plan.primary_key(name))
+                    tables[name].check(items)
+                for name, change in changes.items():
+                    if tables[name].checked:
+                        tables[name].apply(change)
                 result = runtime.step(changes)
             except KeyError as e:
                 print(f"{args.pushes}:{line_no}: no input named {e}", file=sys.stderr)
@@ -150,10 +169,18 @@ def main(argv: list[str] | None = None) -> int:
             except TickFailed as e:  # names the node and its operator
                 print(f"{args.pushes}:{line_no}: tick {runtime.tick}: {e}", file=sys.stderr)
                 return 1
-            record = {"tick": result.tick, "outputs": result.outputs_json()}
+            outputs = result.outputs_json()
+            record = {"tick": result.tick, "outputs": outputs}
             if args.stats:
                 record |= {"frontier": result.frontier, "stats": result.stats, "ms": result.ms}
             print(json.dumps(record), flush=True)
+            if verifier is not None:
+                differences = verifier.step(changes, outputs)
+                if differences:
+                    print(json.dumps({"tick": result.tick, "verified": False, "differences": differences}), flush=True)
+                    print(f"{args.pushes}:{line_no}: tick {result.tick}: the incremental outputs differ from the "
+                          f"reference recomputation in {', '.join(sorted(differences))}", file=sys.stderr)
+                    return 3
     return 0
 
 

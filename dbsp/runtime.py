@@ -74,6 +74,12 @@ def changes_from_records(records: list, schema: Schema, primary_key: list[str] |
     For a table with a `primary_key`, the records apply in order: the result holds the
     last record of each key (see dbsp/upsert.py).
     """
+    return changes_and_items(records, schema, primary_key)[0]
+
+
+def changes_and_items(records: list, schema: Schema, primary_key: list[str] | None = None) -> tuple[ZSet, list]:
+    """changes_from_records, and the records as (row, weight) items: item i is record i
+    (for a keyed table: the last record of each key, in push order)."""
     problems, items = [], []
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):
@@ -114,7 +120,7 @@ def changes_from_records(records: list, schema: Schema, primary_key: list[str] |
         raise_if([_row_problem(i, f"the weights of this row's records sum to {z.weight(row)}, which does not fit "
                                   "in a signed 64-bit integer", field="weight")
                   for i, (row, _) in enumerate(items) if row in overflow])
-    return z
+    return z, items
 
 
 def _row_problem(i, message, field=None):

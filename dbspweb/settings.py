@@ -156,6 +156,12 @@ CHANNEL_LAYERS = {
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "dbspweb")
+# Verifications (POST /api/runs/<id>/verify/) go to a queue of their own, consumed by a
+# worker process of its own (`celery -A dbspweb worker -Q $VERIFY_QUEUE`), never by the
+# workers that run ticks. Up to VERIFY_REFERENCE_MAX_ROWS input rows the reference
+# evaluator recomputes the views; above, a batch Spark evaluation (dbsp/spark/recompute.py).
+VERIFY_QUEUE = os.environ.get("VERIFY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}.verify")
+VERIFY_REFERENCE_MAX_ROWS = int(os.environ.get("VERIFY_REFERENCE_MAX_ROWS", "50000"))
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -20,6 +20,7 @@ class Workers:
     stop: Callable[[int], bool]  # a stopped (or deleted) run: its worker frees what it holds
     wake: Callable[[int], bool]  # new pushes or a resume: the run's worker applies pending pushes
     worker_of: Callable[[int], str]  # the worker that owns the run now ('' when none does)
+    verify: Callable[[int], bool] | None = None  # a queued Verification (by id): recompute and compare
 
 
 _workers: Workers | None = None
@@ -50,3 +51,10 @@ def wake(run_id: int) -> bool:
 
 def worker_of(run_id: int) -> str:
     return _registered().worker_of(run_id)
+
+
+def verify(verification_id: int) -> bool:
+    workers = _registered()
+    if workers.verify is None:
+        raise ImproperlyConfigured("The registered workers do not verify runs.")
+    return workers.verify(verification_id)

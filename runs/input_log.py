@@ -12,10 +12,10 @@ from django.db import IntegrityError, OperationalError, transaction
 
 from circuits.services import NUL, NUL_MESSAGE, ServiceError, nul_paths, plan_for
 from dbsp.errors import DataInvalid
-from dbsp.runtime import changes_from_records
+from dbsp.runtime import changes_and_items
 from dbsp.types import row_to_dict
 
-from . import dispatch
+from . import dispatch, input_tables
 from .broadcast import publish_lag
 from .interface import input_schema
 from .lag import refuse_when_full
@@ -96,7 +96,8 @@ def _logged_push(run: Run, idempotency_key: str, input_name: str, stored: list[d
 def push(run: Run, input_name: str, records, idempotency_key: str | None = None) -> tuple[Push, bool]:
     """Validate and durably log a push; enqueue its processing. Returns (push, created).
 
-    The whole push is rejected (nothing written) if any record is bad. A repeated
+    The whole push is rejected (nothing written) if any record is bad, or deletes a row
+    the input table will not hold when the push applies (runs/input_tables.py). A repeated
     Idempotency-Key returns the push first logged with it, and logs nothing new, when
     it carries the same input and records (after normalisation; also once the run has
     stopped); with other data it is a 409.
@@ -113,7 +114,7 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None)
     check_batch_size(len(records))
     problems = push_value_problems(records)
     try:
-        changes = changes_from_records(records, schema, plan_for(run.version).primary_key(input_name))
+        changes, items = changes_and_items(records, schema, plan_for(run.version).primary_key(input_name))
     except DataInvalid as e:
         found = [p.as_dict() for p in e.problems]
         reported = {(p.get("row"), p.get("field")) for p in found}
@@ -131,8 +132,12 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None)
         with transaction.atomic():
             locked = Run.objects.select_for_update().get(pk=run.pk)
             refuse_when_full(locked)  # backpressure: 429 + Retry-After, nothing stored
+            input_tables.catch_up(locked)
+            # 400 for a delete of a row the input will not hold (nothing stored); else fold it in
+            input_tables.accept(locked, input_name, items, changes)
             locked.last_sequence += 1
-            locked.save(update_fields=["last_sequence", "updated_at"])
+            locked.input_rows_through = locked.last_sequence
+            locked.save(update_fields=["last_sequence", "input_rows_through", "updated_at"])
             entry = Push.objects.create(
                 run=locked, sequence=locked.last_sequence, input=input_name, records=stored,
                 row_count=len(records), idempotency_key=idempotency_key or None,

@@ -23,6 +23,8 @@ class Run(models.Model):
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.CREATED)
     current_tick = models.IntegerField(default=-1)
     last_sequence = models.IntegerField(default=0)  # sequence number of the last accepted push
+    # The input log's sequence number up to which the input tables (InputRow) hold it.
+    input_rows_through = models.IntegerField(default=0)
     worker = models.CharField(max_length=200, blank=True, default="")
     # The worker pool (Celery queue) that runs it: pools sharing one database each sweep
     # and take over only their own runs ("" = any pool, for runs from before pools).
@@ -92,3 +94,44 @@ class TickOutput(models.Model):
         db_table = "circuits_tickoutput"
         ordering = ["run", "tick"]
         constraints = [models.UniqueConstraint(fields=["run", "tick"], name="unique_run_tick")]
+
+
+class InputRow(models.Model):
+    """A run's input tables as accepted: one row of one input with its weight (the
+    integral of every accepted push; pending ones included). Maintained when a push is
+    accepted, in its transaction (runs/input_tables.py). `key` identifies the row within
+    its input: a hash of the row, or of its primary key's values for a keyed input."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="input_rows")
+    input = models.CharField(max_length=64)
+    key = models.CharField(max_length=32)
+    data = models.JSONField()
+    weight = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "input", "key"], name="unique_input_row")]
+
+
+class VerificationStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Verification(models.Model):
+    """A request to recompute a run's views at a tick from scratch and compare them with
+    the incremental outputs (runs/verify.py; carried out by workers/verify.py)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="verifications")
+    tick = models.IntegerField()
+    status = models.CharField(max_length=16, choices=VerificationStatus.choices, default=VerificationStatus.QUEUED)
+    progress = models.FloatField(default=0.0)  # 0..1
+    method = models.CharField(max_length=16, blank=True, default="")  # "reference" or "spark"
+    result = models.JSONField(null=True, blank=True)  # {"ok": bool, "views": {view: {"missing", "extra"}}}
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]

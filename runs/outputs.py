@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from circuits.services import ServiceError
+from dbsp.verify import integrate
 
 from .interface import run_interface
 from .models import Run
@@ -20,16 +21,12 @@ def integrated_views(run: Run, upto_tick: int | None = None) -> dict[str, list[d
         views[view] = {}
     for out in ticks.order_by("tick").only("deltas"):
         for view, rows in out.deltas.items():
-            acc = views.setdefault(view, {})
-            for r in rows:
-                key = json.dumps(r["data"], sort_keys=True)
-                data, w = acc.get(key, (r["data"], 0))
-                w += r["weight"]
-                if w:
-                    acc[key] = (data, w)
-                else:
-                    acc.pop(key, None)
+            integrate(views.setdefault(view, {}), rows, key=_exact_key)
     return {view: [{"data": d, "weight": w} for _, (d, w) in sorted(acc.items())] for view, acc in views.items()}
+
+
+def _exact_key(data: dict) -> str:
+    return json.dumps(data, sort_keys=True)
 
 
 def run_stats(run: Run, tick: int | None = None) -> dict:

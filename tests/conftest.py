@@ -120,6 +120,32 @@ def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
         web_log.close()
 
 
+@pytest.fixture(scope="session")
+def verify_worker(live_stack, tmp_path_factory):
+    """A Celery worker of its own on the verification queue (settings.VERIFY_QUEUE), as
+    deployed: verifications never run in the worker that ticks runs. It recomputes with
+    batch Spark jobs at any size (VERIFY_REFERENCE_MAX_ROWS=0), so live tests verify
+    real Spark against real Spark's incremental ticks."""
+    log = tmp_path_factory.mktemp("verify-logs") / "verify-worker.log"
+    env = {**os.environ, **database_env(), "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "PYTHONUNBUFFERED": "1",
+           "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE, "VERIFY_REFERENCE_MAX_ROWS": "0"}
+    with open(log, "w") as out:
+        worker = subprocess.Popen(
+            [str(Path(sys.executable).parent / "celery"), "-A", "dbspweb", "worker", "--pool=solo", "--loglevel=INFO",
+             "-Q", settings.VERIFY_QUEUE, "--without-gossip", "--without-mingle", "-n", f"verify-{os.getpid()}@%h"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_for(lambda: "Spark session ready" in log.read_text(), 180, "the verification worker", [worker], live_stack)
+        yield log
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
 @pytest.fixture
 def make_user(django_user_model):
     def make(username="alice", password="s3cret-pass!"):

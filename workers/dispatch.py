@@ -22,6 +22,7 @@ _local = threading.local()
 START_RUN = "workers.start_run"
 PROCESS_RUN = "workers.process_run"
 STOP_RUN = "workers.stop_run"
+VERIFY_RUN = "workers.verify_run"
 
 
 def own_connection() -> None:
@@ -74,3 +75,9 @@ def stop(run_id: int) -> bool:
 
 def to_worker(task: str, run_id: int, worker: str) -> bool:
     return _send(task, run_id, _queue_of(worker) or None)
+
+
+def verify(verification_id: int) -> bool:
+    """A queued verification: to the verification queue, whose own worker process
+    recomputes it (workers/verify.py) without holding any run's ticks."""
+    return _send(VERIFY_RUN, verification_id, settings.VERIFY_QUEUE)

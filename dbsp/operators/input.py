@@ -15,6 +15,12 @@ current table T (key -> row):
 - several records for one key in one push: the last one wins (in effect: the tick's
   change for a key is −(the row before the tick) + (the row after it)).
 So out[t] is always a change that keeps T a set with one row per key. State: T by key.
+
+Without a primary key the table is a multiset: a push may delete only rows the table
+holds (as many copies as it holds), else it is refused whole, naming the record and the
+row (dbsp/inputs.py). `allow_negative` (optional, boolean, default false; not with a
+primary key): the input is a plain Z-set as in DBSP, any weight is accepted and a row's
+weight may go below zero (a delete of an absent row leaves a -1 row).
 """
 from __future__ import annotations
 
@@ -54,6 +60,13 @@ class Input(Operator):
         if problems:
             return problems
         self.primary_key = []
+        allow_negative = self.params.get("allow_negative", False)
+        if not isinstance(allow_negative, bool):
+            return [self.problem(f"parameter 'allow_negative' must be true or false, got {allow_negative!r}", param="allow_negative")]
+        if allow_negative and self.params.get("primary_key") is not None:
+            return [self.problem("allow_negative is for tables without a primary_key (a keyed table holds one row per key)",
+                                 param="allow_negative")]
+        self.allow_negative = allow_negative
         key = self.params.get("primary_key")
         if key is not None:
             names = [c.name for c in columns]

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from circuits import services
 from circuits.models import CircuitGrant
-from runs.models import Push, Run
+from runs.models import Push, Run, Verification
 from tests.conftest import example
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ ORDER = {"insert": {"id": 1, "customer": "ada", "amount": 250}}
 class Endpoint:
     name: str
     method: str
-    path: str  # placeholders: {circuit} {run} {token}
+    path: str  # placeholders: {circuit} {run} {token} {verification}
     success: int
     rule: dict
     body: object = None
@@ -91,6 +91,11 @@ ENDPOINTS = [
     Endpoint("outputs", "GET", "/api/runs/{run}/outputs/", 200, READ),
     Endpoint("deltas", "GET", "/api/runs/{run}/deltas/", 200, READ),
     Endpoint("stats", "GET", "/api/runs/{run}/stats/", 200, READ),
+    Endpoint("input rows", "GET", "/api/runs/{run}/inputs/orders/rows/", 200, READ),
+    # the run has no tick yet, so an allowed verify gets the 400 naming `tick`
+    Endpoint("verify", "POST", "/api/runs/{run}/verify/", 400, OPERATE),
+    Endpoint("verifications", "GET", "/api/runs/{run}/verify/", 200, READ),
+    Endpoint("verification", "GET", "/api/runs/{run}/verify/{verification}/", 200, READ),
     Endpoint("validate", "POST", "/api/validate/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("plan", "POST", "/api/plan/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("operators", "GET", "/api/operators/", 200, ANYONE),
@@ -111,6 +116,7 @@ def world(make_user):
         CircuitGrant.objects.create(circuit=circuit, user=viewer, can_operate=False)
         run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=owner, status="running", last_sequence=1)
         Push.objects.create(run=run, sequence=1, input="orders", records=[], row_count=0)
+        Verification.objects.create(run=run, tick=0)
         circuits[visibility] = (circuit, run)
     return {"users": {"owner": owner, "operator": operator, "viewer": viewer, "other": other}, "circuits": circuits}
 
@@ -126,7 +132,8 @@ def client(world, actor: str, circuit) -> APIClient:
 
 
 def call(api, endpoint: Endpoint, circuit, run):
-    fill = lambda s: s.format(circuit=circuit.pk, run=run.pk, token=circuit.share_token)  # noqa: E731
+    verification = run.verifications.values_list("pk", flat=True).first()
+    fill = lambda s: s.format(circuit=circuit.pk, run=run.pk, token=circuit.share_token, verification=verification)  # noqa: E731
     path = fill(endpoint.path)
     if endpoint.params:
         from urllib.parse import urlencode
@@ -170,5 +177,5 @@ def test_every_api_route_has_a_row():
 
     routes = set(names(get_resolver())) - NOT_IN_MATRIX
     assert {"circuit-detail", "run-push", "circuit-share"} <= routes
-    covered = {resolve(e.path.format(circuit=1, run=1, token="t")).url_name for e in ENDPOINTS}
+    covered = {resolve(e.path.format(circuit=1, run=1, token="t", verification=1)).url_name for e in ENDPOINTS}
     assert not routes - covered, f"add rows to ENDPOINTS for: {sorted(routes - covered)}"

@@ -20,18 +20,20 @@ def url(run, name="orders"):
 
 def test_push_is_logged_with_a_token(run, client_for):
     api = client_for(run.created_by)
+    held = api.post(url(run), [{"insert": {"id": 2, "customer": None, "amount": 3}}], format="json")
+    assert held.json()["token"] == f"{run.pk}:1" and held.json()["sequence"] == 1
     response = api.post(url(run), [{"insert": {"id": 1, "customer": "a", "amount": 500}}, {"delete": {"id": 2, "customer": None, "amount": 3}}], format="json")
     assert response.status_code == 202
-    assert response.json()["token"] == f"{run.pk}:1" and response.json()["sequence"] == 1
-    [push] = Push.objects.all()
+    assert response.json()["token"] == f"{run.pk}:2" and response.json()["sequence"] == 2
+    push = Push.objects.get(sequence=2)
     assert push.records == [
         {"data": {"id": 1, "customer": "a", "amount": 500}, "weight": 1},
         {"data": {"id": 2, "customer": None, "amount": 3}, "weight": -1},
     ]
     assert push.applied_tick is None
-    assert api.get(f"/api/runs/{run.pk}/completion/", {"token": f"{run.pk}:1"}).json()["status"] == "pending"
-    second = api.post(url(run), {"insert": {"id": 3, "customer": "c", "amount": 1}}, format="json")
-    assert second.json()["sequence"] == 2
+    assert api.get(f"/api/runs/{run.pk}/completion/", {"token": f"{run.pk}:2"}).json()["status"] == "pending"
+    third = api.post(url(run), {"insert": {"id": 3, "customer": "c", "amount": 1}}, format="json")
+    assert third.json()["sequence"] == 3
 
 
 def test_one_bad_row_rejects_the_whole_push(run, client_for):

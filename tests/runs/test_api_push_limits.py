@@ -4,7 +4,9 @@ weights beyond int64, NUL characters, non-finite numbers, over-long Idempotency-
 A reused Idempotency-Key with different data is a 409."""
 import pytest
 
+from circuits import services
 from runs.models import Push, Run
+from tests.conftest import example
 
 pytestmark = pytest.mark.django_db
 
@@ -37,6 +39,11 @@ def assert_rejected(response, expected: set, status=400):
 # --- weights and bigint values: signed 64-bit -------------------------------------------
 
 def test_weight_beyond_int64_is_refused_naming_row_and_field(run, client_for):
+    """(On an input with Z-set semantics: a weight of -2^63 deletes what no table holds.)"""
+    document = example("big_orders")
+    document["nodes"][0]["params"]["allow_negative"] = True
+    circuit = services.create_circuit(run.created_by, "Z-set orders", "", "private", document)
+    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=run.created_by, status="running")
     api = client_for(run.created_by)
     response = api.post(url(run), [
         {"weight": 2 ** 63 - 1, "data": ADA},

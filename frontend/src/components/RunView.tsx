@@ -15,6 +15,9 @@ import { DeltaFeed } from './DeltaFeed';
 import { ErrorText, messagesOf } from './ErrorText';
 import { PushForm } from './PushForm';
 import { ViewTable } from './ViewTable';
+import { InputTables } from '../verify/InputTables';
+import { VerifyPanel } from '../verify/VerifyPanel';
+import '../verify/verify.css';
 
 // The graph canvas (@xyflow/react) loads after the rest of the page.
 const RunGraph = lazy(() => import('../dashboard/RunGraph').then((m) => ({ default: m.RunGraph })));
@@ -239,6 +242,7 @@ export function RunView({ runId }: Props) {
             <PushForm key={input.name} runId={run.id} input={input} disabled={finished} onPushed={refreshRun} />
           ))}
           {run.inputs.length > 0 && <JsonlUpload runId={run.id} inputs={run.inputs} disabled={finished} onPushed={refreshRun} />}
+          <InputTables runId={run.id} inputs={run.inputs} tick={tick} />
         </div>
         <div className="views">
           {/* The outputs are what the user came for: first, in sight without scrolling. */}
@@ -260,6 +264,7 @@ export function RunView({ runId }: Props) {
               </div>
             ))}
           </div>
+          <VerifyPanel runId={run.id} tick={tick} />
         </div>
       </div>
       {/* The graph and the chart: the page's full width, below what the user came for. */}

@@ -1,0 +1,54 @@
+"""Verify a run (runs/verify.py): POST /api/runs/<id>/verify/?tick=N queues a
+verification (202); GET /api/runs/<id>/verify/<vid>/ polls it (status, progress, and
+when done `ok` with the differing rows per view); GET /api/runs/<id>/verify/ lists the
+run's latest verifications."""
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from circuits.access import require_operator
+from circuits.api.serializers import ErrorSerializer
+from circuits.services import ServiceError
+
+from ..access import readable_run
+from ..verify import request_verification, verification_json
+
+VERIFICATION = {"type": "object", "description": "id, run, tick, status (queued|running|done|failed), progress (0..1), "
+                "method (reference|spark), error; when done: ok, and views: {view: {missing, extra, missing_count, "
+                "extra_count}} (rows with weights) for the views that differ"}
+LATEST = 20
+
+
+class VerifyView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("tick", int, description="0 up to the current tick; default: the current tick")],
+                   request=None, responses={202: VERIFICATION, 400: ErrorSerializer})
+    def post(self, request, pk):
+        run = readable_run(request, pk)
+        require_operator(request, run.circuit)
+        tick = request.query_params.get("tick")
+        if tick not in (None, ""):
+            try:
+                tick = int(tick)
+            except ValueError:
+                raise ServiceError(f"Query parameter 'tick' must be an integer, got {tick!r}.", 400,
+                                   [{"field": "tick", "message": f"expected an integer, got {tick!r}"}]) from None
+        else:
+            tick = None
+        v = request_verification(run, tick)
+        return Response(verification_json(v) | {"url": f"/api/runs/{run.pk}/verify/{v.pk}/"}, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={200: {"type": "array", "items": VERIFICATION}})
+    def get(self, request, pk):
+        run = readable_run(request, pk)
+        return Response([verification_json(v) for v in run.verifications.order_by("-id")[:LATEST]])
+
+
+class VerificationView(APIView):
+    @extend_schema(responses={200: VERIFICATION, 404: OpenApiResponse(ErrorSerializer)})
+    def get(self, request, pk, vid):
+        run = readable_run(request, pk)
+        v = run.verifications.filter(pk=vid).first()
+        if v is None:
+            raise ServiceError(f"Run {run.pk} has no verification {vid}.", 404)
+        return Response(verification_json(v))
