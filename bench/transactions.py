@@ -67,23 +67,62 @@ def timed_load(fresh, push_into, chunks):
     sample. Returns (seconds, the last engine)."""
     times = []
     for _ in range(3 if len(chunks) <= 3 else 1):
-        engine = fresh()
-        times.append(sum(timed(lambda c=c: push_into(engine, c)) for c in chunks))
+        engine, seconds, TOTALS[id(engine)] = fresh(), 0.0, []
+        for c in chunks:
+            step = []
+            seconds += timed(lambda c=c: step.append(push_into(engine, c)))
+            observe(engine, step[0])  # outside the timing: the cross-check's view deltas
+        times.append(seconds)
     return statistics.median(times), engine
+
+
+#: engine -> the `total` view's deltas of every tick (the cross-check integrates them)
+TOTALS: dict[int, list] = {}
+
+
+def observe(engine, result) -> None:
+    if result is not None and hasattr(result, "outputs_json"):
+        TOTALS.setdefault(id(engine), []).extend(result.outputs_json().get("total", []))
+
+
+def check_total(engine, tables: list[pa.Table]) -> int:
+    """The incremental run's `total` (its deltas integrated) must equal the query
+    recomputed from every row pushed, in plain Python: credits by to_acct, debits by
+    from_acct, joined on the account, summed. Raises on a difference; returns the total."""
+    credits, debits = {}, {}
+    for t in tables:
+        for f, to, a in zip(t["from_acct"].to_pylist(), t["to_acct"].to_pylist(), t["amount"].to_pylist()):
+            credits[to] = credits.get(to, 0) + a
+            debits[f] = debits.get(f, 0) + a
+    expected = sum(credits[k] - debits[k] for k in credits.keys() & debits.keys())
+    weights: dict = {}
+    for d in TOTALS.get(id(engine), []):
+        key = tuple(d["data"].values())
+        weights[key] = weights.get(key, 0) + d["weight"]
+    rows = [k for k, w in weights.items() if w != 0]
+    got = rows[0][0] if len(rows) == 1 and all(weights[k] == 1 for k in rows) else rows
+    if got != expected:
+        raise AssertionError(f"cross-check failed: the incremental total is {got}, recomputed {expected}")
+    return expected
 
 
 def run_incremental(spark, plan, size, ticks, batch, rnd, recent_max=None):
     options = {"recent_max": recent_max} if recent_max is not None else {}
+    chunks = load_chunks(size, batch, rnd)
     load_s, rt = timed_load(lambda: SparkRuntime(plan, spark, **options),
-                            lambda rt, chunk: rt.step({"transactions": chunk}), load_chunks(size, batch, rnd))
+                            lambda rt, chunk: rt.step({"transactions": chunk}), chunks)
     samples, jobs = [], []
     for i in range(ticks):
         chunk = transactions(size + i * 10, 10, max(size // 10, 10), rnd)
-        j0 = rt.jobs
-        samples.append(timed(lambda: rt.step({"transactions": chunk})))
+        chunks.append(chunk)
+        j0, step = rt.jobs, []
+        samples.append(timed(lambda: step.append(rt.step({"transactions": chunk}))))
         jobs.append(rt.jobs - j0)
+        observe(rt, step[0])
     warm = samples[3:] if len(samples) > 6 else samples
-    return {"tick_ms": median_ms(warm), "tick_jobs": statistics.median(jobs), "load_rows_per_s": round(size / load_s)}
+    total = check_total(rt, chunks)
+    return {"tick_ms": median_ms(warm), "tick_jobs": statistics.median(jobs), "load_rows_per_s": round(size / load_s),
+            "total_checked": total}
 
 
 def run_recompute(spark, size, rnd, repeats=5):
