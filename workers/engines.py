@@ -102,14 +102,14 @@ def runtime_for(run) -> SparkRuntime:
                 run.pk, run.current_tick, from_tick if restored else "none", run.current_tick - from_tick, len(replay),
                 "one_step" if collapsed else "tick_by_tick", (time.perf_counter() - started) * 1000, worker_id(),
             )
-        if settings.TEST_SLOW_NODE:
-            _slow_down(rt, settings.TEST_SLOW_NODE)
+        for spec in filter(None, settings.TEST_SLOW_NODE.split(",")):
+            _slow_down(rt, spec)
         _runtimes[run.pk] = rt
         return rt
 
 
 def _slow_down(rt, spec: str) -> None:
-    """Tests only (DBSPWEB_TEST_SLOW_NODE="node=seconds[:stuck]", a worker setting no
+    """Tests only (DBSPWEB_TEST_SLOW_NODE="node=seconds[:stuck],...", a worker setting no
     user reaches): make that node's step slow, in Python (interruptible) or in one sleep
     (stuck: only the watchdog's grace period ends it)."""
     node, _, how = spec.partition("=")
