@@ -27,6 +27,12 @@ STEADY_S = 60.0
 BACKOFF_MAX_S = 30.0
 
 
+def celery_command(loglevel: str = "INFO", extra=()) -> list[str]:
+    """One worker: solo pool (the py4j gateway to the JVM is not fork-safe), the shared queue."""
+    return ["celery", "-A", "dbspweb", "worker", "--pool=solo", f"--loglevel={loglevel}",
+            "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, *extra]
+
+
 class Slot:
     def __init__(self, index: int):
         self.index = index
@@ -53,8 +59,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
         slots = [Slot(i) for i in range(1, count + 1)]
-        command = [sys.executable, "-m", "celery", "-A", "dbspweb", "worker", "--pool=solo", f"--loglevel={loglevel}",
-                   "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, *celery_args]
+        command = [sys.executable, "-m", *celery_command(loglevel, celery_args)]
         self.say(f"event=workers_starting count={count} queue={settings.CELERY_TASK_DEFAULT_QUEUE}")
         while not self.stopping:
             now = time.monotonic()
