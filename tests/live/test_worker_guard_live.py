@@ -155,9 +155,10 @@ def test_a_tick_stuck_in_native_code_fails_its_run_and_its_worker_is_restarted(g
     error = wait_failed(guarded, api, stuck)
     assert error.startswith(f"TickOverBudget: node 'stuck' (filter): tick 0 ran over its time budget of {BUDGET_S} s"), error
     assert "did not stop within 3 s (DBSPWEB_TICK_GRACE) and its worker was restarted" in error
-    guarded.wait(lambda: f"event=worker_exited slot={slot} pid={holder.rsplit(':', 1)[1]} status=70" in guarded.log("guard-supervisor"),
+    pid = int(holder.rsplit(":", 1)[1])
+    guarded.wait(lambda: f"event=worker_exited slot={slot} pid={pid} status=70" in guarded.log("guard-supervisor"),
                  30, "the stuck worker to exit")
-    guarded.wait(lambda: guarded.ready(slot) >= 2, 180, "the restarted worker")
+    guarded.wait(lambda: guarded.pids()[slot] != pid, 30, "a new worker in its place")
     assert httpx.get(f"{guarded.base_url}/api/auth/me/", timeout=5).status_code == 200
     after = start_run(guarded, api, example("big_orders"))
     push(api, after, 1)
@@ -171,11 +172,10 @@ def test_a_worker_killed_with_kill_9_is_restarted_and_its_run_taken_over(guarded
     guarded.wait(lambda: applied(run_id) == 1, 60, "the first tick")
     holder = Run.objects.get(pk=run_id).worker
     slot, pid = guarded.slot_of(holder), int(holder.rsplit(":", 1)[1])
-    restarts = guarded.ready(slot)
     subprocess.run(["kill", "-9", str(pid)], check=True)
     push(api, run_id, 2)  # acknowledged while its worker is dead: applied after the takeover
     guarded.wait(lambda: applied(run_id) == 2, 120, "the run taken over")
-    guarded.wait(lambda: guarded.ready(slot) > restarts, 180, "the killed worker restarted")
     assert f"event=worker_exited slot={slot} pid={pid} status=-9" in guarded.log("guard-supervisor")
+    assert guarded.pids()[slot] != pid  # restarted (its JVM may still be starting)
     assert httpx.get(f"{guarded.base_url}/api/auth/me/", timeout=5).status_code == 200
     assert Run.objects.get(pk=run_id).status == "running"
