@@ -100,7 +100,7 @@ class Client:
             message = json.loads(raw)
             if message["type"] != "delta":
                 continue
-            now = time.perf_counter()
+            now = time.time()
             for r in message["views"].get("big_orders", []):
                 if r["weight"] > 0:
                     row_id = r["data"]["id"]
@@ -109,7 +109,7 @@ class Client:
                     self.arrived.setdefault(row_id, now)
 
     async def push(self, row_id):
-        self.sent[row_id] = time.perf_counter()
+        self.sent[row_id] = time.time()
         import httpx
 
         while True:
@@ -127,7 +127,7 @@ class Client:
             await asyncio.sleep(int(r.headers.get("Retry-After", "1")))
         assert r.status_code == 202, r.text
         self.acked.add(row_id)
-        self.acked_at[row_id] = time.perf_counter()
+        self.acked_at[row_id] = time.time()
 
 
 async def start_run(api, name):
@@ -137,6 +137,20 @@ async def start_run(api, name):
     while (await api.get(f"/api/runs/{run['id']}/")).json()["status"] != "running":
         await asyncio.sleep(0.2)
     return run["id"]
+
+
+def _row(record: dict) -> dict:
+    return record.get("data") or record.get("insert")
+
+
+def commit_times(run_ids) -> dict[tuple[int, int], float]:
+    """(run, row id) -> the wall-clock time the tick that applied it was written (TickOutput.created_at)."""
+    from runs.models import Push, TickOutput
+
+    written = {(t.run_id, t.tick): t.created_at.timestamp() for t in TickOutput.objects.filter(run_id__in=run_ids)}
+    return {(p.run_id, _row(rec)["id"]): written[p.run_id, p.applied_tick]
+            for p in Push.objects.filter(run_id__in=run_ids, applied_tick__isnull=False) for rec in p.records
+            if (p.run_id, p.applied_tick) in written}
 
 
 def check_outputs(run_ids) -> list[str]:
@@ -167,8 +181,7 @@ def check_outputs(run_ids) -> list[str]:
             expected[json.dumps(r["data"], sort_keys=True)] = r["weight"]
         if {k: v for k, v in stored.items() if v} != expected:
             problems.append(f"run {run_id}: stored outputs differ from the reference")
-        ids = [rec["insert"]["id"] for p in pushes for rec in p.records] if pushes and "insert" in pushes[0].records[0] else \
-            [rec["data"]["id"] for p in pushes for rec in p.records]
+        ids = [_row(rec)["id"] for p in pushes for rec in p.records]
         if len(ids) != len(set(ids)):
             problems.append(f"run {run_id}: a push was logged twice")
     return problems
@@ -205,36 +218,36 @@ async def main_async(args):
                 await c.watch(stack.port, token, stack.base)
             await asyncio.sleep(1)
             interval = args.clients / args.rate  # each client pushes every `interval` s
-            started = time.perf_counter()
+            started = time.time()
             rss.append((0.0, stack.rss_mb()))
 
             async def drive(c: Client):
                 n = 0
                 await asyncio.sleep(interval * c.index / args.clients)
                 pending = set()
-                while time.perf_counter() - started < args.seconds:
+                while time.time() - started < args.seconds:
                     pending.add(asyncio.create_task(c.push(n)))
                     n += 1
-                    await asyncio.sleep(max(0.0, started + c.index * interval / args.clients + n * interval - time.perf_counter()))
+                    await asyncio.sleep(max(0.0, started + c.index * interval / args.clients + n * interval - time.time()))
                 await asyncio.gather(*pending)
 
             async def sample():
-                while time.perf_counter() - started < args.seconds:
+                while time.time() - started < args.seconds:
                     await asyncio.sleep(args.rss_every)
-                    rss.append((time.perf_counter() - started, stack.rss_mb()))
+                    rss.append((time.time() - started, stack.rss_mb()))
                     print(f"t={rss[-1][0]:.0f}s rss web {rss[-1][1]['web']:.0f} MB workers {rss[-1][1]['workers']:.0f} MB", flush=True)
 
             sampler = asyncio.create_task(sample())
             await asyncio.gather(*(drive(c) for c in clients))
             sampler.cancel()
-            elapsed = time.perf_counter() - started
+            elapsed = time.time() - started
             deadline = time.monotonic() + 120
             while any(len(c.arrived) < len(c.acked) for c in clients) and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
             for c in clients:
                 await c.ws.close()
                 c.reader.cancel()
-            rss.append((time.perf_counter() - started, stack.rss_mb()))
+            rss.append((time.time() - started, stack.rss_mb()))
         samples = [(c.arrived[i] - c.sent[i]) * 1000 for c in clients for i in c.acked if i in c.arrived]
         acked = sum(len(c.acked) for c in clients)
         missing = acked - len(samples)
@@ -244,9 +257,14 @@ async def main_async(args):
               f"duplicates: {sum(c.duplicates for c in clients)}; 429s: {sum(c.refused for c in clients)}; "
               f"retried after a transport error: {sum(c.retries for c in clients)}")
         accept = [(c.acked_at[i] - c.sent[i]) * 1000 for c in clients for i in c.acked]
+        committed = await sync_to_async(commit_times)(run_ids)  # (run, row id) -> when its tick was written
+        to_commit = [(committed[c.run_id, i] - c.acked_at[i]) * 1000 for c in clients for i in c.acked if (c.run_id, i) in committed]
+        commit_to_ws = [(c.arrived[i] - committed[c.run_id, i]) * 1000 for c in clients for i in c.acked
+                        if i in c.arrived and (c.run_id, i) in committed]
         after_ack = [(c.arrived[i] - c.acked_at[i]) * 1000 for c in clients for i in c.acked if i in c.arrived]
         for what, values in (("push sent to websocket delivery", samples), ("push sent to 202", accept),
-                             ("202 to websocket delivery", after_ack)):
+                             ("202 to websocket delivery", after_ack), ("202 to tick written", to_commit),
+                             ("tick written to websocket delivery", commit_to_ws)):
             if values:
                 print(f"{what}: p50 {percentile(values, 0.5):.0f} ms, p99 {percentile(values, 0.99):.0f} ms, "
                       f"max {max(values):.0f} ms")
