@@ -103,7 +103,7 @@ def drain(run_id: int, epoch: int) -> int:
         started = time.perf_counter()
         try:
             rt = engines.runtime_for(run)
-            with watchdog.watching(run_id, epoch, tick, rt):
+            with watchdog.watching(run_id, epoch, tick, rt, mark_failed):
                 result = rt.step(engines.changes_of(batch, rt.plan))
                 deltas = result.outputs_json()
             tick_output.check(deltas)

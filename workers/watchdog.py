@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.db import close_old_connections
 
+from . import leases
 from .identity import worker_id
 
 log = logging.getLogger(__name__)
@@ -39,8 +40,9 @@ class TickOverBudget(Exception):
 
 
 class _Watch:
-    def __init__(self, run_id: int, epoch: int, tick: int, runtime):
+    def __init__(self, run_id: int, epoch: int, tick: int, runtime, mark_failed):
         self.run_id, self.epoch, self.tick, self.runtime = run_id, epoch, tick, runtime
+        self.mark_failed = mark_failed
         self.thread = threading.get_ident()
         self.started = time.monotonic()
         self.fired_node: str | None = None
@@ -87,11 +89,12 @@ def _raise_in(thread_id: int, exc_type) -> None:
 
 
 @contextmanager
-def watching(run_id: int, epoch: int, tick: int, runtime):
+def watching(run_id: int, epoch: int, tick: int, runtime, mark_failed):
     """Run the body (a tick's engine work) under the budget; an overrun raises
-    TickOverBudget with the node named."""
+    TickOverBudget with the node named. `mark_failed(run_id, tick, text, node, epoch)`
+    fails the run if the tick does not stop (workers/ticks.py: fenced by the epoch)."""
     global _current
-    watch = _Watch(run_id, epoch, tick, runtime)
+    watch = _Watch(run_id, epoch, tick, runtime, mark_failed)
     sc = _spark_context(runtime)
     if sc is not None:
         sc.setJobGroup(watch.group, f"run {run_id} tick {tick}", interruptOnCancel=True)
@@ -154,14 +157,12 @@ def _stop_tick(watch: _Watch) -> None:
 
 def _give_up(watch: _Watch) -> None:
     """The tick ignored the stop: fail its run from here, then end this worker process."""
-    from . import leases, ticks
-
     text = f"TickOverBudget: {watch.describe()}; it did not stop within {settings.TICK_GRACE:g} s " \
            "(DBSPWEB_TICK_GRACE) and its worker was restarted"
     log.error("event=tick_stuck run=%s tick=%s node=%s worker=%s", watch.run_id, watch.tick, watch.fired_node, worker_id())
     try:
         close_old_connections()
-        ticks.mark_failed(watch.run_id, watch.tick, text, watch.fired_node, watch.epoch)
+        watch.mark_failed(watch.run_id, watch.tick, text, watch.fired_node, watch.epoch)
         leases.release_all()  # the other runs this process held move to live workers at once
     except Exception:  # noqa: BLE001 - exiting anyway: the attempt counter fails the run after takeovers
         log.exception("event=tick_stuck_fail_failed run=%s", watch.run_id)
