@@ -5,13 +5,15 @@ Celery workers (solo pool, Spark local mode each) behind one ASGI server.
   ticks on the other worker meanwhile; the worker that ran it keeps working.
 - A tick stuck where the watchdog cannot interrupt it (one long native call) fails its
   run from the watchdog, the worker exits and the supervisor starts a new one.
-- A worker killed with kill -9 is restarted; its run is taken over and goes on.
+- A worker killed with kill -9, or frozen (its heartbeat stops), is restarted; its run
+  is taken over and goes on.
 
 The slow nodes are slow by construction through a test-only worker setting
 (DBSPWEB_TEST_SLOW_NODE: nodes named `slow` and `stuck` sleep). About 90 s in all
 (two JVMs, three budget overruns, a takeover): the only way to see a real worker
 process freeze, recover and restart.
 """
+import os
 import re
 import signal
 import subprocess
@@ -178,4 +180,32 @@ def test_a_worker_killed_with_kill_9_is_restarted_and_its_run_taken_over(guarded
     assert f"event=worker_exited slot={slot} pid={pid} status=-9" in guarded.log("guard-supervisor")
     assert guarded.pids()[slot] != pid  # restarted (its JVM may still be starting)
     assert httpx.get(f"{guarded.base_url}/api/auth/me/", timeout=5).status_code == 200
+    assert Run.objects.get(pk=run_id).status == "running"
+
+
+class _Process:
+    def __init__(self, pid: int):
+        self.pid = pid
+
+    def send_signal(self, sig) -> None:
+        os.kill(self.pid, sig)
+
+
+def test_a_frozen_worker_is_killed_and_restarted(guarded, make_user):
+    """Frozen where not even its watchdog thread runs (SIGSTOP here; native code holding
+    the GIL in life): its heartbeat stops, the supervisor kills it and starts another."""
+    api = guarded.client(make_user("frozen"))
+    run_id = start_run(guarded, api, example("big_orders"))
+    push(api, run_id, 1)
+    guarded.wait(lambda: applied(run_id) == 1, 60, "the first tick")
+    holder = Run.objects.get(pk=run_id).worker
+    slot, pid = guarded.slot_of(holder), int(holder.rsplit(":", 1)[1])
+    guarded.workers["frozen"] = _Process(pid)
+    guarded.freeze("frozen")  # outside a database transaction
+    del guarded.workers["frozen"]
+    guarded.wait(lambda: f"event=worker_frozen slot={slot} pid={pid}" in guarded.log("guard-supervisor"), 60,
+                 "the supervisor to kill the frozen worker")
+    guarded.wait(lambda: guarded.pids()[slot] != pid, 30, "a new worker in its place")
+    push(api, run_id, 2)
+    guarded.wait(lambda: applied(run_id) == 2, 120, "the run taken over")
     assert Run.objects.get(pk=run_id).status == "running"

@@ -6,8 +6,9 @@ long tick holds up only the runs that same process holds, and runs spread over t
 workers through the shared queue and their leases (workers/leases.py). A worker that
 exits (a crash, kill -9, the watchdog ending a stuck tick: workers/watchdog.py) is
 started again after a backoff (1 s, doubling up to 30 s while it keeps dying within a
-minute of starting); the others, and the web server, stay up. SIGTERM / SIGINT stop
-every worker (each finishes its tick in progress) and then this command.
+minute of starting); the others, and the web server, stay up. A worker whose heartbeat
+stopped (frozen where not even its watchdog thread runs) is killed and restarted too.
+SIGTERM / SIGINT stop every worker (each finishes its tick in progress), then this command.
 
     python manage.py run_workers [--count N] [--log-dir DIR] [-- extra celery worker args]
 """
@@ -17,10 +18,12 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 #: A worker that ran at least this long before it exited is restarted at once.
 STEADY_S = 60.0
@@ -61,6 +64,7 @@ class Command(BaseCommand):
         slots = [Slot(i) for i in range(1, count + 1)]
         command = [sys.executable, "-m", *celery_command(loglevel, celery_args)]
         self.say(f"event=workers_starting count={count} queue={settings.CELERY_TASK_DEFAULT_QUEUE}")
+        next_check = time.monotonic() + 5.0
         while not self.stopping:
             now = time.monotonic()
             for slot in slots:
@@ -79,8 +83,33 @@ class Command(BaseCommand):
                         out.close()
                     slot.started = now
                     self.say(f"event=worker_started slot={slot.index} pid={slot.proc.pid}")
+            if now >= next_check:
+                self._kill_frozen(slots, name)
+                next_check = now + 2.0
             time.sleep(0.5)
         self._shutdown(slots)
+
+    def _kill_frozen(self, slots, name: str) -> None:
+        """SIGKILL a worker whose heartbeat stopped (WorkerHeartbeat older than twice the
+        lease TTL): a process frozen where not even the watchdog thread runs (native
+        code holding the GIL, SIGSTOP) would otherwise keep its slot forever. Its runs
+        move once their leases expire; the exit is then handled like any other."""
+        from django.db import close_old_connections
+
+        from workers.models import WorkerHeartbeat
+
+        stale_before = timezone.now() - timedelta(seconds=max(2 * settings.LEASE_TTL, 10.0))
+        try:
+            close_old_connections()
+            stale = set(WorkerHeartbeat.objects.filter(last_seen__lt=stale_before).values_list("worker", flat=True))
+        except Exception:  # noqa: BLE001 - the database is away: nothing to judge by
+            return
+        for slot in slots:
+            if slot.proc is None or slot.proc.poll() is not None:
+                continue
+            if any(w.startswith(f"{name}{slot.index}@") and w.endswith(f":{slot.proc.pid}") for w in stale):
+                self.say(f"event=worker_frozen slot={slot.index} pid={slot.proc.pid} (no heartbeat): killing it")
+                slot.proc.kill()
 
     def _stop(self, signum, frame):
         self.stopping = True
