@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.live import BIN, EXAMPLES, ROOT, Stack, percentile
+from bench.live import BIN, EXAMPLES, ROOT, Stack, percentile, start_and_log_in
 
 
 class DeliveryStack(Stack):
@@ -188,24 +188,12 @@ def check_outputs(run_ids) -> list[str]:
 
 
 async def main_async(args):
-    import django
     import httpx
 
     workdir = Path(tempfile.mkdtemp(prefix="dbspweb-delivery-"))
     stack = DeliveryStack(workdir, args.web_workers, args.workers)
-    os.environ.update({k: v for k, v in stack.env.items() if k in (
-        "SQLITE_PATH", "DATABASE_URL", "DBSPWEB_VAR_DIR", "CELERY_QUEUE", "CHANNELS_PREFIX")})
-    stack.start()
-    django.setup()
+    token = await start_and_log_in(stack)
     from asgiref.sync import sync_to_async
-    from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
-
-    def make_token():
-        user = User.objects.create_user("bench", password="bench-pass-1")
-        return Token.objects.create(user=user).key
-
-    token = await sync_to_async(make_token)()
     load = os.getloadavg()
     rss = []
     try:
