@@ -9,9 +9,10 @@ Celery workers (solo pool, Spark local mode each) behind one ASGI server.
   is taken over and goes on.
 
 The slow nodes are slow by construction through a test-only worker setting
-(DBSPWEB_TEST_SLOW_NODE: nodes named `slow` and `stuck` sleep). About 90 s in all
-(two JVMs, three budget overruns, a takeover): the only way to see a real worker
-process freeze, recover and restart.
+(DBSPWEB_TEST_SLOW_NODE: nodes named `slow` and `stuck` sleep). About 3.5 minutes in
+all on the shared 2-core machine (two JVMs to start, most of it; two budget overruns;
+three restarts and takeovers): the only way to see real worker processes freeze, fail
+a run, die and come back.
 """
 import os
 import re
