@@ -217,12 +217,11 @@ async def recovery(stack, api, token, run_id, rng, next_id):
     return took, holder, rebuilt[-1].split("event=", 1)[1] if rebuilt else "?"
 
 
-async def main_async(args):
+async def start_and_log_in(stack) -> str:
+    """Start the stack, point this process's Django at its database, and return an API
+    token of a fresh user."""
     import django
-    import httpx
 
-    workdir = Path(tempfile.mkdtemp(prefix="dbspweb-bench-"))
-    stack = Stack(workdir, args.lease_ttl)
     os.environ.update({k: v for k, v in stack.env.items() if k not in os.environ or k in (
         "SQLITE_PATH", "DATABASE_URL", "DBSPWEB_VAR_DIR", "CELERY_QUEUE", "CHANNELS_PREFIX")})
     stack.start()
@@ -235,7 +234,15 @@ async def main_async(args):
         user = User.objects.create_user("bench", password="bench-pass-1")
         return Token.objects.create(user=user).key
 
-    token = await sync_to_async(make_token)()
+    return await sync_to_async(make_token)()
+
+
+async def main_async(args):
+    import httpx
+
+    workdir = Path(tempfile.mkdtemp(prefix="dbspweb-bench-"))
+    stack = Stack(workdir, args.lease_ttl)
+    token = await start_and_log_in(stack)
     results = {}
     try:
         async with httpx.AsyncClient(base_url=stack.base, headers={"Authorization": f"Token {token}"}, timeout=120) as api:

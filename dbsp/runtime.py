@@ -152,6 +152,9 @@ class Runtime(ABC):
     def __init__(self, plan: Plan):
         self.plan = plan
         self.tick = -1
+        #: The node a tick is evaluating now (None between ticks): read by a watchdog on
+        #: another thread to name the node of a tick that takes too long.
+        self.node: str | None = None
         self.executors = {n: self.make_executor(n) for n in plan.order}
 
     @abstractmethod
@@ -199,6 +202,7 @@ class Runtime(ABC):
             if op.breaks_cycles:
                 continue
             t0 = time.perf_counter()
+            self.node = node_id
             if op.kind == "input":
                 z = changes.get(node_id)
                 size = 0 if z is None else (z.num_rows if hasattr(z, "num_rows") else len(z))
@@ -236,6 +240,7 @@ class Runtime(ABC):
         raw = {}
         for view in plan.views:
             t0 = time.perf_counter()
+            self.node = view
             raw[view] = values[view]
             with _naming(view, "output"):
                 stats[view]["rows_out"] = self.rows_out(values[view])
@@ -243,6 +248,7 @@ class Runtime(ABC):
         for node_id in plan.order:
             if rows := self.state_rows(node_id):
                 stats.setdefault(node_id, {})["state_rows"] = rows
+        self.node = None
         for node_id in plan.order:  # event-time progress (windows): waterline, late rows
             if hasattr(self.executors[node_id], "event_time_progress"):
                 more_frontier, more_stats = self.executors[node_id].event_time_progress()

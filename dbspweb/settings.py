@@ -210,6 +210,27 @@ SNAPSHOT_EVERY = env_int("DBSPWEB_SNAPSHOT_EVERY", 100)
 SNAPSHOT_DIR = Path(os.environ.get("DBSPWEB_SNAPSHOT_DIR", VAR_DIR / "snapshots"))
 SNAPSHOT_KEEP = env_int("DBSPWEB_SNAPSHOT_KEEP", 2)
 
+# Celery worker processes `manage.py run_workers` keeps running (scripts/run, compose):
+# one tick at a time each, so a long tick holds up only the runs its own process holds.
+WORKERS = env_int("DBSPWEB_WORKERS", 2)
+
+# --- Workers: what one tick may take (workers/watchdog.py, workers/tick_output.py) -----
+# A tick running longer than TICK_BUDGET seconds is stopped (its Spark jobs cancelled,
+# an exception raised into it) and fails its run naming the node it was in; one still
+# running TICK_GRACE seconds later fails its run from the watchdog and the worker
+# process exits (a supervisor restarts it).
+TICK_BUDGET = env_float("DBSPWEB_TICK_BUDGET", 60.0)
+TICK_GRACE = env_float("DBSPWEB_TICK_GRACE", 15.0)
+# A tick that did not complete this many times (its worker lost, its commit refused
+# with the same error) fails its run instead of being re-driven again.
+TICK_MAX_ATTEMPTS = env_int("DBSPWEB_TICK_MAX_ATTEMPTS", 3)
+# The JSON of one tick's output deltas, all views together, at most this many bytes.
+TICK_MAX_OUTPUT_BYTES = env_int("DBSPWEB_TICK_MAX_OUTPUT_BYTES", 16 * 1024 * 1024)
+# Tests only (never set in a deployment; no user can reach it): "node=seconds,..." makes
+# that node's step take so long (sleeping in Python), "node=seconds:stuck" in one
+# sleep the watchdog cannot interrupt. Slow ticks by construction for the watchdog's tests.
+TEST_SLOW_NODE = os.environ.get("DBSPWEB_TEST_SLOW_NODE", "")
+
 # --- REST framework ----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -99,6 +99,10 @@ def test_web_and_worker_build_the_same_image(services):
 
 def test_worker_runs_celery_with_a_non_forking_pool(services):
     tokens = _command_tokens(services["worker"])
+    if tokens[:3] == ["python", "manage.py", "run_workers"]:  # the command's workers: what it starts
+        from workers.management.commands.run_workers import celery_command
+
+        tokens = celery_command()
     assert tokens[0] == "celery" and "worker" in tokens, tokens
     app = tokens[tokens.index("-A") + 1] if "-A" in tokens else None
     assert app == "dbspweb" or "--app=dbspweb" in tokens, tokens

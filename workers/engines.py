@@ -102,8 +102,33 @@ def runtime_for(run) -> SparkRuntime:
                 run.pk, run.current_tick, from_tick if restored else "none", run.current_tick - from_tick, len(replay),
                 "one_step" if collapsed else "tick_by_tick", (time.perf_counter() - started) * 1000, worker_id(),
             )
+        for spec in filter(None, settings.TEST_SLOW_NODE.split(",")):
+            _slow_down(rt, spec)
         _runtimes[run.pk] = rt
         return rt
+
+
+def _slow_down(rt, spec: str) -> None:
+    """Tests only (DBSPWEB_TEST_SLOW_NODE="node=seconds[:stuck],...", a worker setting no
+    user reaches): make that node's step slow, in Python (interruptible) or in one sleep
+    (stuck: only the watchdog's grace period ends it)."""
+    node, _, how = spec.partition("=")
+    seconds, _, mode = how.partition(":")
+    executor = rt.executors.get(node)
+    if executor is None:
+        return
+    step = executor.step
+
+    def slow_step(inputs):
+        if mode == "stuck":
+            time.sleep(float(seconds))
+        else:
+            deadline = time.monotonic() + float(seconds)
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+        return step(inputs)
+
+    executor.step = slow_step
 
 
 def release(run_id: int) -> bool:

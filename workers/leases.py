@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone as dt_timezone
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from .identity import worker_id
@@ -69,9 +70,24 @@ def fence(run_id: int, epoch: int) -> None:
     worker that was merely slow keeps its run.
     """
     now = timezone.now()
-    renewed = RunLease.objects.filter(run_id=run_id, worker=worker_id(), epoch=epoch).update(expires_at=now + _ttl())
+    renewed = RunLease.objects.filter(run_id=run_id, worker=worker_id(), epoch=epoch).update(
+        expires_at=now + _ttl(), attempts=0, attempt_note="")  # a tick commits: its attempts are over
     if not renewed:
         raise LeaseLost(f"run {run_id}: lease epoch {epoch} is no longer held by {worker_id()}")
+
+
+def begin_attempt(run_id: int, epoch: int) -> tuple[int, str]:
+    """Count an attempt at the run's next tick (RunLease.attempts); returns the count,
+    this one included, and the note the last unfinished attempt left."""
+    mine = RunLease.objects.filter(run_id=run_id, worker=worker_id(), epoch=epoch)
+    if not mine.update(attempts=F("attempts") + 1):
+        raise LeaseLost(f"run {run_id}: lease epoch {epoch} is no longer held by {worker_id()}")
+    return mine.values_list("attempts", "attempt_note").get()
+
+
+def note_attempt(run_id: int, epoch: int, note: str) -> None:
+    """What the attempt in progress hit (kept if it never ends)."""
+    RunLease.objects.filter(run_id=run_id, worker=worker_id(), epoch=epoch).update(attempt_note=note[:2000])
 
 
 def renew_mine() -> None:

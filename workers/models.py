@@ -20,6 +20,13 @@ class RunLease(models.Model):
     epoch = models.PositiveIntegerField(default=1)
     acquired_at = models.DateTimeField()
     expires_at = models.DateTimeField()
+    #: Attempts at the run's next tick that did not end (the worker died in it, or its
+    #: commit was refused): counted when a tick starts, reset when one commits. Kept
+    #: across takeovers, so a tick that kills every worker taking it fails the run
+    #: (DBSPWEB_TICK_MAX_ATTEMPTS) instead of being re-driven forever.
+    attempts = models.PositiveIntegerField(default=0)
+    #: What the last unfinished attempt is known to have hit (an error, a node), for the run's error.
+    attempt_note = models.TextField(blank=True, default="")
 
     def __str__(self) -> str:
         return f"run {self.run_id} held by {self.worker} (epoch {self.epoch}) until {self.expires_at:%H:%M:%S}"
