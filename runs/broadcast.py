@@ -52,7 +52,7 @@ class _Sender:
             try:
                 await layer.group_send(group, event)
             except Exception:  # the data is committed; watchers catch up from the database
-                log.exception("%s: could not publish %s", group, event["message"].get("type"))
+                log.exception("%s: could not publish %s", group, event.get("message", event).get("type"))
             finally:
                 self.queue.task_done()
 
@@ -84,11 +84,8 @@ def flush(timeout: float = 5.0) -> None:
 def publish_access_check(run_ids) -> None:
     """Ask every consumer watching these runs to recheck its user's access, and close
     the socket (4403) when it has ended (runs/consumers.py `run_access`)."""
-    for run_id in run_ids:
-        try:
-            async_to_sync(get_channel_layer().group_send)(f"run.{run_id}", {"type": "run.access"})
-        except Exception:  # the periodic recheck of each consumer closes it later
-            log.exception("run %s: could not ask its watchers to recheck access", run_id)
+    for run_id in run_ids:  # through the in-order publisher; if it fails, the periodic recheck closes them
+        _sender.send(f"run.{run_id}", {"type": "run.access"})
 
 
 def access_changed(sender, circuit_id: int, **kwargs) -> None:

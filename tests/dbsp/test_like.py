@@ -112,8 +112,22 @@ def test_arrow_like_equals_the_dynamic_programming_matcher(pattern, items):
     expr = parse_expression(f"s LIKE '{pattern}'", Schema.from_list(S))
     from dbsp.arrow_expr import compile_arrow
 
-    assert compile_arrow(expr)(table).to_pylist() == [oracle_like(v, pattern) for v in items]
+    compiled = compile_arrow(expr)
+    if "\\\\" in pattern:  # Arrow's match_like reads an escaped backslash otherwise: the row form runs it
+        assert compiled is None
+        return
+    assert compiled(table).to_pylist() == [oracle_like(v, pattern) for v in items]
     assert pc.match_like(table["s"], pattern).to_pylist() == [oracle_like(v, pattern) for v in items]
+
+
+def test_an_escaped_backslash_is_not_given_to_arrow():
+    """pyarrow's match_like('\\', '%\\\\') is False where SQL says True (found by the
+    property test above): such a pattern is left to the row form, which is right."""
+    from dbsp.arrow_expr import compile_arrow
+
+    expr = parse_expression("s LIKE '%\\\\'", Schema.from_list(S))
+    assert compile_arrow(expr) is None
+    assert python_like("a\\", "%\\\\", False) is oracle_like("a\\", "%\\\\") is True
 
 
 def test_spark_like_equals_the_dynamic_programming_matcher(spark):
