@@ -7,6 +7,7 @@ the door existed cannot break the list."""
 import json
 
 import pytest
+from django.db import DataError, connection, transaction
 from django.test import override_settings
 
 from circuits import services
@@ -169,6 +170,10 @@ def test_share_settings_and_login_refuse_lone_surrogates(alice, circuit, client_
 def test_a_lone_surrogate_stored_earlier_does_not_break_the_list_or_the_detail(alice, client_for):
     doc = example("big_orders")
     doc["nodes"][1]["label"] = "bad \ud800"
+    if connection.vendor == "postgresql":  # jsonb refuses it: such a string cannot be stored there at all
+        with pytest.raises(DataError), transaction.atomic():
+            services.create_circuit(alice, "bad", "", "public", doc)
+        return
     circuit = services.create_circuit(alice, "bad", "", "public", doc)  # as before the door (JSON keeps it escaped)
     for path in ("/api/circuits/", f"/api/circuits/{circuit.pk}/"):
         response = client_for().get(path)
