@@ -45,11 +45,14 @@ class _FixedPoint:
     """The fixed point recomputed from its inputs' whole values (or, in a circuit run
     literally, this tick's stream values)."""
 
+    observes_iterations = True
+
     def __init__(self, op):
         self.op, self.iteration = op, 0
 
-    def step(self, inputs):
-        out, self.iteration = self.op.iterate({p: v if v is not None else ZSet() for p, v in inputs.items()})
+    def step(self, inputs, observe=None):
+        out, self.iteration = self.op.iterate({p: v if v is not None else ZSet() for p, v in inputs.items()},
+                                              observe=observe)
         return out
 
     def progress(self, tick):

@@ -185,7 +185,12 @@ class Runtime(ABC):
             return 0
         return len(value) if isinstance(value, ZSet) else None
 
-    def step(self, changes: dict[str, ZSet]) -> TickResult:
+    def step(self, changes: dict[str, ZSet], observe=None) -> TickResult:
+        """Advance one tick. `observe(node_id, value)`, when given, is called with every
+        node's value as it is computed (delays with what they emit; a fixed point's
+        exports under their ids; backend values: `collect()` turns one into a ZSet).
+        Inner nodes of fixed points are observed by backends that support it (the
+        reference evaluator: `observe(inner_id, value, iteration=k)`)."""
         unknown = set(changes) - set(self.plan.inputs)
         if unknown:
             raise KeyError(f"no input named {', '.join(sorted(unknown))}")
@@ -197,6 +202,8 @@ class Runtime(ABC):
         for n in delays:
             with _naming(n, "delay"):
                 values[n] = self.executors[n].emit()
+            if observe is not None:
+                observe(n, values[n])
         for node_id in plan.order:
             op = plan.operators[node_id]
             if op.breaks_cycles:
@@ -215,7 +222,10 @@ class Runtime(ABC):
             executor = self.executors[node_id]
             with _naming(node_id, op.kind):
                 try:
-                    result = executor.step(inputs)
+                    if observe is not None and op.kind == "fixedpoint" and getattr(executor, "observes_iterations", False):
+                        result = executor.step(inputs, observe=observe)
+                    else:
+                        result = executor.step(inputs)
                 except Exception as error:  # a library's overflow inside an operator: the numeric rule's error
                     if not isinstance(error, ValueOutOfRange) and is_overflow(error):
                         raise ValueOutOfRange(None, "a value is outside the bigint range (64 bits)") from error
@@ -223,6 +233,9 @@ class Runtime(ABC):
                 inner = executor.progress(self.tick) if op.kind == "fixedpoint" else None
                 if op.kind in COMPUTING_KINDS:  # a sum of 1.7e308s, a bigint past 64 bits: fail here, naming the node
                     self.check_numbers(node_id, op, result)
+            if observe is not None:
+                for key, value in (result.items() if op.kind == "fixedpoint" else [(node_id, result)]):
+                    observe(key, value)
             if op.kind == "fixedpoint":  # several outputs, kept under their export ids
                 values.update(result)
                 frontier.update(inner["frontier"])

@@ -46,6 +46,14 @@ class FixedPointDiverged(RuntimeError):
     """A fixed point was not reached within max_iterations (a runtime error of one tick)."""
 
 
+def _nested(observe, outer_iteration: int):
+    """An observer for a nested fixed point's inner nodes: iterations as a path (outer, inner)."""
+    def nested(node_id, value, iteration=0):
+        path = iteration if isinstance(iteration, tuple) else (iteration,)
+        observe(node_id, value, iteration=(outer_iteration, *path))
+    return nested
+
+
 class FixedPoint(Operator):
     kind = "fixedpoint"
     title = "Fixed point (recursive subcircuit)"
@@ -122,8 +130,10 @@ class FixedPoint(Operator):
         """The fixed point of the subcircuit for these input values: export id -> value."""
         return self.iterate(inputs)[0]
 
-    def iterate(self, inputs: dict[str, ZSet]) -> tuple[dict[str, ZSet], int]:
-        """(export id -> value, the iteration at which it settled)."""
+    def iterate(self, inputs: dict[str, ZSet], observe=None) -> tuple[dict[str, ZSet], int]:
+        """(export id -> value, the iteration at which it settled). `observe(inner_id,
+        value, iteration=k)`, when given, sees every inner node's value at every
+        iteration k (nested fixed points: their own inner nodes too)."""
         from .primitives import _DifferentiateState, _IntegrateState
 
         sub = self.sub
@@ -153,9 +163,13 @@ class FixedPoint(Operator):
                     if n in states:
                         values[n] = states[n].step(args["in"])
                     elif op.kind == "fixedpoint":
-                        values.update(op.query(args))
+                        values.update(op.iterate(args, observe=_nested(observe, k))[0] if observe else op.query(args))
                     else:
                         values[n] = op.query(args)
+            if observe is not None:
+                for n in sub.order:
+                    if n in values:
+                        observe(n, values[n], iteration=k)
             for n in sums:
                 sums[n] = sums[n] + values[n]
             held = {n: values.get(sub.document.sources_of(n)["in"]) or ZSet() for n in delays}
