@@ -56,7 +56,7 @@ class _Admission:
         self.ctx.jobs += 1
         self.late += int(row["late"] or 0)
         if row["t"] is not None:
-            candidate = int(row["t"]) - self.op.lateness
+            candidate = self.op.waterline_after(int(row["t"]))
             self.waterline = candidate if self.waterline is None else max(self.waterline, candidate)
         return accepted
 
