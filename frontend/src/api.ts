@@ -142,11 +142,14 @@ export function errorMessages(body: unknown): string[] {
     for (const item of obj.errors) {
       if (item && typeof item === 'object') {
         const e = item as Record<string, unknown>;
+        const message = describeValue(e.message ?? item);
+        // said once: an item the summary already quotes adds nothing
+        if (typeof obj.detail === 'string' && message.length > 0 && obj.detail.includes(message)) continue;
         const where: string[] = [];
-        if (e.row !== undefined && e.row !== null) where.push(`row ${String(e.row)}`);
+        // (a message that names its own record or row, "record 0: …", is not prefixed again)
+        if (e.row !== undefined && e.row !== null && !/^(record|row) \d+\b/.test(message)) where.push(`row ${String(e.row)}`);
         if (e.node !== undefined && e.node !== null) where.push(`node ${String(e.node)}`);
         if (e.field !== undefined && e.field !== null) where.push(String(e.field));
-        const message = describeValue(e.message ?? item);
         lines.push(where.length ? `${where.join(', ')}: ${message}` : message);
       } else {
         lines.push(describeValue(item));
