@@ -12,6 +12,7 @@ import { setLeaveGuard } from '../leaveGuard';
 import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
 import { SourcePane, sourceOf } from '../sources/SourcePane';
+import { RunsTable } from './RunsTable';
 import { ShareDialog } from './ShareDialog';
 
 // The compiled plan's canvas is a chunk of its own, loaded when the plan is first shown.
@@ -53,6 +54,7 @@ export function CircuitPage({ circuitId, username }: Props) {
       readOnly={circuit !== null && circuit.owner !== username}
       signedIn={username !== null}
       onCircuit={setCircuit}
+      onRunStopped={(run) => setRuns((rs) => (rs ?? []).map((r) => (r.id === run.id ? run : r)))}
     />
   );
 }
@@ -77,6 +79,7 @@ export function CircuitWorkspace({
   readOnly,
   signedIn,
   onCircuit,
+  onRunStopped,
   shareToken,
 }: {
   circuit: EditorCircuit | null;
@@ -84,6 +87,7 @@ export function CircuitWorkspace({
   readOnly: boolean;
   signedIn: boolean;
   onCircuit: (c: EditorCircuit) => void;
+  onRunStopped?: (run: Run) => void;
   shareToken?: string;
 }) {
   const initial = useMemo<Doc>(() => (circuit?.latest_version?.document as Doc | undefined) ?? emptyDocument(), [circuit?.latest_version]);
@@ -375,7 +379,11 @@ export function CircuitWorkspace({
       {circuit && !shareToken && (
         <div className="card">
           <h2>Runs</h2>
-          <RunList runs={runs} />
+          {runs.length === 0 ? (
+            <p className="muted">No runs yet.</p>
+          ) : (
+            <RunsTable runs={runs} testId="circuit-runs" canStop={() => !readOnly} onStopped={onRunStopped} />
+          )}
         </div>
       )}
       {sharing && circuit && <ShareDialog circuit={circuit} onClose={() => setSharing(false)} onChanged={(visibility) => onCircuit({ ...circuit, visibility })} />}
@@ -506,39 +514,5 @@ function DiffView({ diff }: { diff: VersionDiff }) {
         ))}
       </ul>
     </div>
-  );
-}
-
-function RunList({ runs }: { runs: Run[] }) {
-  if (runs.length === 0) return <p className="muted">No runs yet.</p>;
-  return (
-    <table className="runs">
-      <thead>
-        <tr>
-          <th>Run</th>
-          <th>Status</th>
-          <th>Version</th>
-          <th>Tick</th>
-          <th>Started</th>
-        </tr>
-      </thead>
-      <tbody>
-        {runs.map((run) => (
-          <tr key={run.id}>
-            <td>
-              <a href={runHref(run.id)} data-testid="run-link">
-                Run #{run.id}
-              </a>
-            </td>
-            <td>
-              <span className={`status status-${run.status}`}>{run.status}</span>
-            </td>
-            <td>{run.version}</td>
-            <td>{run.current_tick}</td>
-            <td>{formatTime(run.created_at)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }
