@@ -113,9 +113,13 @@ export function CircuitWorkspace({
   };
 
   const [message, setMessage] = useState('');
+  // The document on screen now (a save's answer may come after further edits).
+  const onScreen = useRef(state.doc);
+  onScreen.current = state.doc;
   const save = useCallback(async (messageOverride?: string): Promise<boolean> => {
     setBusy('save');
     setProblems([]);
+    const sent = state.doc;
     try {
       if (!circuit) {
         const created = await editorApi.createCircuit(name.trim() || 'Untitled circuit', state.doc);
@@ -123,14 +127,21 @@ export function CircuitWorkspace({
         navigate(circuitHref(created.id));
         return true;
       }
-      const saved = await editorApi.saveVersion(circuit.id, state.doc, (messageOverride ?? message).trim());
-      state.markSaved();
+      const saved = await editorApi.saveVersion(circuit.id, sent, (messageOverride ?? message).trim());
+      state.markSaved(sent);
       setMessage('');
       onCircuit({ ...circuit, latest_version: saved as CircuitVersion });
       setStatus(`Saved version ${saved.number}.`);
       return true;
     } catch (error) {
-      fail(error);
+      if (onScreen.current !== sent) {
+        // Its problems were those of the document as it was: edited since, they are
+        // stale (the editor checks the document on screen). Say only that it was not saved.
+        setProblems([]);
+        setStatus('Version not saved: the document as it was when you pressed Save was refused; it has changed since. Save again.');
+      } else {
+        fail(error);
+      }
       return false;
     } finally {
       setBusy(null);

@@ -37,7 +37,7 @@ export function RunsPage() {
     <section>
       <div className="page-head">
         <h1>My runs</h1>
-        <label className="field-row">
+        <label className="runs-filter">
           <span className="muted">Show</span>
           <select
             data-testid="my-runs-status"
