@@ -38,6 +38,22 @@ export interface Run {
   created_at: string;
 }
 
+/** A run as `GET /api/runs/` lists it (the requester's runs across circuits). */
+export interface RunListItem {
+  id: number;
+  circuit: number;
+  circuit_name: string;
+  version: number;
+  status: RunStatus;
+  current_tick: number;
+  /** The error's first line, shortened (the whole of it is in the run's detail). */
+  error: string;
+  /** Whether the requester may stop it. */
+  can_operate: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface PortRef {
   node: string;
   port: string;
@@ -257,6 +273,12 @@ export const api = {
   listRuns: (circuitId: number) => listAll<Run>(`/api/circuits/${circuitId}/runs/`),
   startRun: (circuitId: number) => request<Run>('POST', `/api/circuits/${circuitId}/runs/`),
 
+  /** One page of the requester's runs across circuits, newest first. */
+  myRuns: ({ status = '', page = 1, pageSize = 50 }: { status?: string; page?: number; pageSize?: number } = {}) =>
+    request<Page<RunListItem>>(
+      'GET',
+      `/api/runs/?${new URLSearchParams({ ...(status ? { status } : {}), page: String(page), page_size: String(pageSize) })}`,
+    ),
   getRun: (id: number) => request<Run>('GET', `/api/runs/${id}/`),
   stopRun: (id: number) => request<Run>('POST', `/api/runs/${id}/stop/`),
   push: (runId: number, input: string, records: ChangeRecord[]) =>

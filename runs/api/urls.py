@@ -1,10 +1,11 @@
 """The REST API of runs, mounted under /api/ (dbspweb/urls.py)."""
 from django.urls import path
 
-from . import control, inputs, stats, verify, views
+from . import control, inputs, listing, stats, verify, views
 
 urlpatterns = [
     path("circuits/<int:pk>/runs/", views.CircuitRunsView.as_view(), name="circuit-runs"),
+    path("runs/", listing.RunListView.as_view(), name="run-list"),
     path("runs/<int:pk>/stats/", stats.RunStatsView.as_view(), name="run-stats"),
     path("runs/<int:pk>/", views.RunView.as_view(), name="run-detail"),
     path("runs/<int:pk>/stop/", views.RunStopView.as_view(), name="run-stop"),
