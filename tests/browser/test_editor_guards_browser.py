@@ -52,6 +52,8 @@ def test_a_node_dropped_near_each_edge_shows_whole(browser, make_user):
     # the last is on the minimap itself.
     spots = {"right": (cw - 6, ch / 3), "bottom": (cw / 3, ch - 6), "left": (6, ch / 2), "top": (cw / 2, 6),
              "top-right": (cw - 6, 6), "bottom-left": (6, ch - 6), "minimap": (mx - cx + mw / 2, my - cy + mh / 2)}
+    ox, oy, ow, oh = box_of(node(page, "big"))
+    spots["onto the node 'big'"] = (ox - cx + ow / 2, oy - cy + oh / 2)  # lands beside it, not on it
     for n, (where, (x, y)) in enumerate(spots.items(), start=4):
         drop_from_palette(page, "filter", int(x), int(y))
         expect(page.get_by_test_id("circuit-node")).to_have_count(n)
@@ -65,6 +67,11 @@ def test_a_node_dropped_near_each_edge_shows_whole(browser, make_user):
         assert cx <= nx and nx + nw <= cx + cw and cy <= ny and ny + nh <= cy + ch, \
             f"dropped at the {where} edge, {dropped} is cut off: node {(nx, ny, nw, nh)}, canvas {(cx, cy, cw, ch)}"
         assert not (nx < mx + mw and mx < nx + nw and ny < my + mh and my < ny + nh), f"dropped at the {where}, {dropped} is under the minimap"
+        for other in page.get_by_test_id("circuit-node").all():
+            if other.get_attribute("data-node-id") != dropped:
+                x, y, w, h = box_of(other)
+                assert not (nx < x + w and x < nx + nw and ny < y + h and y < ny + nh), \
+                    f"dropped at the {where}, {dropped} covers {other.get_attribute('data-node-id')}"
     shot(page, "editor-guards-drop-near-edges")
 
 
