@@ -14,7 +14,9 @@ query over the whole input tables, that is the node's integral. When tick bounda
 not matter (`Plan.whole_tables`), two one-step evaluations over the integrated inputs
 through t−1 and through t give every integral, and the deltas are their differences. A
 circuit with DBSP primitives or event-time windows runs as drawn, tick by tick from tick
-0: a node's value is then its stream value at the tick (the delta), integrated here.
+0: run as drawn, a node's value is its stream value at the tick (the delta),
+integrated here; with event-time windows (order matters, so no one-step shortcut), the
+reference still runs D(Q(I(in))) and a node's value is its contents.
 Inner nodes of a fixed point: `integral` is the value it settles at (the last
 iteration), `delta` its difference from the previous tick's.
 """
@@ -82,21 +84,40 @@ def capture(plan: Plan, changes: Sequence[dict[str, ZSet]], tick: int,
             result[node_id] = NodeAt(delta=integral - previous, integral=integral,
                                      iterations=now.iterations.get(node_id, {}))
         return result
+    # Tick by tick. Run as drawn (DBSP primitives), a node's value is its stream value
+    # at the tick: the delta, integrated here. Otherwise (event-time windows) the
+    # reference runs D(Q(I(in))): a node's value is its contents, except an output
+    # node's, which is the change (D).
+    whole_values = not plan.literal
     runtime = ReferenceRuntime(plan)
     integrals: dict[str, ZSet] = {}
+    previous: dict[str, ZSet] = {}
     recorder = _Recorder(runtime)
     for t in range(tick + 1):
+        if t == tick:
+            previous = dict(recorder.values)
         recorder = _Recorder(runtime)
         runtime.step({name: z for name, z in changes[t].items() if z}, observe=recorder)
         for node_id, value in recorder.values.items():
             if node_id in recorder.iterations:  # inner node: contents are where it settles
                 continue
-            integrals[node_id] = integrals.get(node_id, ZSet()) + value
+            if whole_values and not _is_output(plan, node_id):
+                integrals[node_id] = value
+            else:
+                integrals[node_id] = integrals.get(node_id, ZSet()) + value
         report((t + 1) / (tick + 1))
     result = {}
     for node_id, value in recorder.values.items():
         if node_id in recorder.iterations:
-            result[node_id] = NodeAt(delta=value, integral=value, iterations=recorder.iterations[node_id])
+            delta = value - previous.get(node_id, ZSet()) if whole_values else value
+            result[node_id] = NodeAt(delta=delta, integral=value, iterations=recorder.iterations[node_id])
+        elif whole_values and not _is_output(plan, node_id):
+            result[node_id] = NodeAt(delta=value - previous.get(node_id, ZSet()), integral=value)
         else:
             result[node_id] = NodeAt(delta=value, integral=integrals.get(node_id, ZSet()))
     return result
+
+
+def _is_output(plan: Plan, node_id: str) -> bool:
+    op = plan.operators.get(node_id)
+    return op is not None and op.kind == "output"

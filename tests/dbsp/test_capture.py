@@ -52,3 +52,16 @@ def test_inner_nodes_of_the_fixed_point_per_iteration():
     assert paths[0] == ZSet([((0, 1), 1), ((1, 2), 1), ((2, 3), 1)])
     assert paths[1] == paths[0] + ZSet([((0, 2), 1), ((1, 3), 1)])
     assert at["paths"].integral == paths[1] + ZSet([((0, 3), 1)])
+
+
+def test_every_node_of_a_windowed_circuit_holds_its_table_and_its_change():
+    """Event-time windows replay tick by tick (lateness depends on order); the input
+    node still holds its table and its change, not the table counted once per tick."""
+    plan, changes = _example("sensor_windows")
+    for t in range(len(changes)):
+        at = capture(plan, changes, t)
+        table = ZSet()
+        for s in range(t + 1):
+            table = table + changes[s]["readings"]
+        assert at["readings"].integral == table, t
+        assert at["readings"].delta == changes[t]["readings"], t
