@@ -60,6 +60,9 @@ class Push(models.Model):
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
     applied_tick = models.IntegerField(null=True, blank=True)
+    # who pushed it (shown when a row is explained); NULL for pushes from before it was recorded
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name="+")
 
     class Meta:
         db_table = "circuits_push"
