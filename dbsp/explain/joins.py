@@ -7,7 +7,7 @@ and that no right row matches (change: the right rows of its key that came or we
 left_join: a pair, or the left row padded with NULLs when nothing matches."""
 from __future__ import annotations
 
-from .rows import rows_of, same_or_changed, uses
+from .rows import row_order, rows_of, same_or_changed, uses
 from .steps import Group, Use
 
 
@@ -23,9 +23,9 @@ def _pairs(join, row, after, before):
         return []
     rest = row[n_left:]
     groups = []
-    for y in rows_of(after["right"], before and before["right"]):
-        if tuple(y[i] for i in join._rk) != key or tuple(y[i] for i in join._rkeep) != rest:
-            continue
+    matching = [y for y in rows_of(after["right"], before and before["right"])
+                if tuple(y[i] for i in join._rk) == key and tuple(y[i] for i in join._rkeep) == rest]
+    for y in sorted(matching, key=row_order):
         a1, b1 = after["left"].weight(x), after["right"].weight(y)
         if before is None:
             if a1 * b1:

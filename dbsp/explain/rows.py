@@ -13,20 +13,20 @@ def row_order(row: tuple):
                  for v in row)
 
 
-def rows_of(*values: ZSet | None) -> list[tuple]:
-    """The rows present in any of the values, in a stable order."""
+def rows_of(*values: ZSet | None) -> set[tuple]:
+    """The rows present in any of the values."""
     seen = set()
     for z in values:
         if z is not None:
             seen.update(r for r, _ in z)
-    return sorted(seen, key=row_order)
+    return seen
 
 
 def uses(port: str, rows, after: ZSet, before: ZSet | None) -> list[Use]:
     """Contents (before None): the rows present in `after`. Change: the rows whose weight
-    differs between `before` and `after`."""
+    differs between `before` and `after`. In a stable order of rows."""
     out = []
-    for r in rows:
+    for r in sorted(rows, key=row_order):
         a = after.weight(r)
         if before is None:
             if a:
