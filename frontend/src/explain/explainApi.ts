@@ -1,0 +1,129 @@
+// Explain a row (docs/api.md): GET /api/runs/<id>/explain/?view=&row=&tick= answers why
+// the row is in the view at the tick and why it changed then, operator by operator.
+import { request, type Row } from '../api';
+
+export interface PushRef {
+  sequence: number;
+  tick: number;
+  received_at: string;
+  user: string | null;
+  weight: number;
+  row: Row;
+}
+
+export interface Use {
+  port: string;
+  node: string;
+  iteration: number | number[] | null;
+  row: Row;
+  weight: number;
+  before?: number;
+  after?: number;
+  followed: boolean;
+  step?: Step;
+  ref?: number;
+}
+
+export interface Group {
+  label: string;
+  total: number;
+  offset: number;
+  uses: Use[];
+}
+
+export interface Step {
+  id: number;
+  node: string;
+  kind: string;
+  mode: 'contents' | 'change';
+  tick: number;
+  iteration: number | number[] | null;
+  first_iteration: boolean;
+  fixedpoint: string | null;
+  row: Row;
+  weight: number;
+  before?: number;
+  after?: number;
+  note: string;
+  groups: Group[];
+  pushes?: PushRef[];
+  pushes_count?: number;
+}
+
+export interface InputRowRef {
+  input: string;
+  row: Row;
+  weight: number;
+  before?: number;
+  after?: number;
+  pushes: PushRef[];
+  pushes_count: number;
+}
+
+export interface Explanation {
+  run: number;
+  tick: number;
+  view: string | null;
+  node: string;
+  iteration: number | number[] | null;
+  row: Row;
+  weight: number;
+  before: number;
+  truncated: boolean;
+  contents: Step | null;
+  change: Step | null;
+  inputs: InputRowRef[];
+  causes: InputRowRef[];
+}
+
+/** What to explain: a row of a view (or of any node, at an iteration inside a fixed point). */
+export interface ExplainTarget {
+  view?: string;
+  node?: string;
+  iteration?: number | number[] | null;
+  row: Row;
+  tick: number;
+  mode?: 'contents' | 'change';
+  page?: number;
+}
+
+export function explainPath(runId: number, target: ExplainTarget): string {
+  const params = new URLSearchParams();
+  if (target.view) params.set('view', target.view);
+  if (target.node) params.set('node', target.node);
+  if (target.iteration !== undefined && target.iteration !== null) params.set('iteration', JSON.stringify(target.iteration));
+  params.set('row', JSON.stringify(target.row));
+  params.set('tick', String(target.tick));
+  if (target.mode) params.set('mode', target.mode);
+  if (target.page) params.set('page', String(target.page));
+  return `/api/runs/${runId}/explain/?${params.toString()}`;
+}
+
+export const explainApi = {
+  explain: (runId: number, target: ExplainTarget) => request<Explanation>('GET', explainPath(runId, target)),
+};
+
+/** A step followed by its single-input successors: the steps shown on one level (a
+ * chain of map/union/delay... steps), and the step where the derivation branches or ends. */
+export function chainOf(step: Step): Step[] {
+  const chain = [step];
+  let current = step;
+  for (;;) {
+    const only = current.groups.length === 1 && current.groups[0]!.total === 1 ? current.groups[0]!.uses[0] : undefined;
+    if (!only?.step) return chain;
+    current = only.step;
+    chain.push(current);
+  }
+}
+
+/** Every distinct push the explanation mentions, in log order. */
+export function pushesOf(explanation: Explanation): (PushRef & { input: string })[] {
+  const found = new Map<string, PushRef & { input: string }>();
+  for (const item of [...explanation.causes, ...explanation.inputs]) {
+    for (const push of item.pushes) {
+      const key = `${push.sequence}:${JSON.stringify(push.row)}`;
+      if (!found.has(key)) found.set(key, { ...push, input: item.input });
+    }
+  }
+  return [...found.values()].sort((a, b) => a.sequence - b.sequence);
+}
