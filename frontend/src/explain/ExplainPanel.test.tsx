@@ -3,7 +3,7 @@ import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/re
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeltaFeed } from '../components/DeltaFeed';
 import { ExplainPanel } from './ExplainPanel';
-import { chainOf, explainPath, pushesOf, type Explanation, type Step } from './explainApi';
+import { briefOf, chainOf, explainPath, pushesOf, type Explanation, type Step } from './explainApi';
 
 afterEach(() => {
   cleanup();
@@ -42,6 +42,9 @@ const explanation: Explanation = {
 describe('explain', () => {
   it('puts single-input steps on one level and branches at a pair', () => {
     expect(chainOf(root).map((s) => s.node)).toEqual(['closure', 'extend']);
+    expect(briefOf(root).map((l) => l.text)).toEqual([
+      'join extend (iteration 1) made {src: 0, mid: 1, dst: 2} from pair on mid = 1: {src: 0, dst: 1} of edges and {src: 1, dst: 2} of edges',
+    ]);
     expect(pushesOf(explanation).map((p) => [p.sequence, p.row])).toEqual([[1, { src: 0, dst: 1 }], [1, { src: 1, dst: 2 }]]);
     expect(explainPath(7, { view: 'closure', row: { src: 0, dst: 2 }, tick: 0 })).toBe(
       '/api/runs/7/explain/?view=closure&row=%7B%22src%22%3A0%2C%22dst%22%3A2%7D&tick=0',

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { ErrorText, messagesOf } from '../components/ErrorText';
 import { formatRow, formatTime, formatWeight } from '../format';
-import { explainApi, pushesOf, type Explanation, type ExplainTarget, type InputRowRef } from './explainApi';
+import { briefOf, explainApi, pushesOf, type Explanation, type ExplainTarget, type InputRowRef, type Step } from './explainApi';
 import { StepTree } from './StepTree';
 import './explain.css';
 
@@ -14,6 +14,18 @@ interface Props {
 function causeText(cause: InputRowRef): string {
   const pushes = cause.pushes.map((p) => `push #${p.sequence}${p.user ? ` by ${p.user}` : ''}`).join(', ');
   return `${cause.input} ${formatRow(cause.row)} ${cause.before} → ${cause.after}${pushes ? ` (${pushes})` : ''}`;
+}
+
+function Brief({ step }: { step: Step }) {
+  const lines = briefOf(step);
+  if (lines.length === 0) return null;
+  return (
+    <ol className="explain-brief" data-testid="explain-brief">
+      {lines.map((line) => (
+        <li key={line.id}>{line.text}</li>
+      ))}
+    </ol>
+  );
 }
 
 /** Why a row is in a view at a tick, and why it changed then: the derivation operator by
@@ -91,12 +103,14 @@ export function ExplainPanel({ runId, target: first, onClose }: Props) {
                   </ul>
                 </div>
               )}
+              <Brief step={explanation.change} />
               <StepTree step={explanation.change} runId={runId} onOpen={open} />
             </section>
           )}
           {explanation.contents && (
             <section className="explain-section" data-testid="explain-contents">
               <h3>Why it is there at tick {explanation.tick}</h3>
+              <Brief step={explanation.contents} />
               <StepTree step={explanation.contents} runId={runId} onOpen={open} />
             </section>
           )}

@@ -38,8 +38,22 @@ export function PushList({ pushes, count }: { pushes: PushRef[]; count: number }
   );
 }
 
+/** Steps that pass their input's row on unchanged: drawn as one short line each. */
+export const PASSING = new Set(['output', 'export', 'fixedpoint', 'import', 'delta0', 'delay']);
+
 function StepLine({ step }: { step: Step }) {
   const iteration = iterationText(step.iteration);
+  if (PASSING.has(step.kind) && step.groups.length === 1) {
+    return (
+      <div className="explain-step passing" data-testid="explain-step" data-kind={step.kind} data-node={step.node}
+        data-iteration={iteration} data-mode={step.mode}>
+        <span className="badge kind">{step.kind === 'fixedpoint' ? 'fixed point' : step.kind}</span>
+        <code className="explain-node">{step.node}</code>
+        {iteration && <span className="badge iteration">iteration {iteration}</span>}
+        <span className="explain-note">{step.note || step.groups[0]!.label}</span>
+      </div>
+    );
+  }
   return (
     <div
       className={`explain-step${changeClass(step)}`}
@@ -152,7 +166,7 @@ export function StepTree({ step, runId, onOpen }: Props) {
     <div className="explain-chain">
       {chain.map((s, i) => (
         <div key={s.id}>
-          {i > 0 && <div className="explain-label">⤷ {chain[i - 1]!.groups[0]!.label}</div>}
+          {i > 0 && !PASSING.has(chain[i - 1]!.kind) && <div className="explain-label">⤷ {chain[i - 1]!.groups[0]!.label}</div>}
           <StepLine step={s} />
         </div>
       ))}

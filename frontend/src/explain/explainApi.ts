@@ -127,3 +127,36 @@ export function pushesOf(explanation: Explanation): (PushRef & { input: string }
   }
   return [...found.values()].sort((a, b) => a.sequence - b.sequence);
 }
+
+const BRANCHING = new Set(['join', 'semijoin', 'antijoin', 'left_join', 'aggregate', 'top_k', 'difference']);
+
+function iterationOf(iteration: number | number[] | null): string {
+  if (iteration === null) return '';
+  return ` (iteration ${Array.isArray(iteration) ? iteration.join('.') : iteration})`;
+}
+
+function rowText(row: Row): string {
+  return `{${Object.entries(row).map(([k, v]) => `${k}: ${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v ?? null)}`).join(', ')}}`;
+}
+
+/** The derivation in brief: each step where rows meet (a join's pair, a group, a
+ * difference), deepest last, as one line: where, what it made, from which rows. */
+export function briefOf(root: Step): { id: number; text: string }[] {
+  const out: { id: number; text: string }[] = [];
+  const seen = new Set<number>();
+  const visit = (step: Step) => {
+    if (seen.has(step.id)) return;
+    seen.add(step.id);
+    if (BRANCHING.has(step.kind)) {
+      const parts = step.groups.map((g) => {
+        const rows = g.uses.map((u) => `${rowText(u.row)} of ${u.node}${iterationOf(u.iteration)}`).join(' and ');
+        const more = g.total > g.uses.length ? ` and ${g.total - g.uses.length} more` : '';
+        return `${g.label}: ${rows || 'no rows'}${more}`;
+      });
+      out.push({ id: step.id, text: `${step.kind} ${step.node}${iterationOf(step.iteration)} made ${rowText(step.row)} from ${parts.join('; ')}` });
+    }
+    for (const g of step.groups) for (const u of g.uses) if (u.step) visit(u.step);
+  };
+  visit(root);
+  return out;
+}
