@@ -403,3 +403,87 @@ def test_every_row_of_every_view_at_every_tick_reaches_rows_of_the_inputs(name):
                             assert s.after - s.before == changes[t][s.node].weight(s.row) != 0
                 else:
                     assert e.change is None
+
+
+# ---- semijoin, antijoin, left_join, top_k ---------------------------------------------------
+def _keyed_pairs():
+    orders = {"id": "orders", "kind": "input", "params": {"schema": [{"name": "id", "type": "bigint"}, {"name": "cust", "type": "bigint"}]}}
+    blocked = {"id": "blocked", "kind": "input", "params": {"schema": [{"name": "cust", "type": "bigint"}]}}
+    notes = {"id": "notes", "kind": "input", "params": {"schema": [{"name": "order_id", "type": "bigint"}, {"name": "note", "type": "string"}]}}
+    keys = {"left_keys": ["cust"], "right_keys": ["cust"]}
+    nodes = [orders, blocked, notes,
+             {"id": "held", "kind": "semijoin", "params": keys}, {"id": "free", "kind": "antijoin", "params": keys},
+             {"id": "marked", "kind": "left_join", "params": {"left_keys": ["id"], "right_keys": ["order_id"]}},
+             {"id": "first", "kind": "top_k", "params": {"group_by": ["cust"], "order_by": [{"column": "id"}], "k": 1}}]
+    edges = [("orders", "out", "held", "left"), ("blocked", "out", "held", "right"),
+             ("orders", "out", "free", "left"), ("blocked", "out", "free", "right"),
+             ("orders", "out", "marked", "left"), ("notes", "out", "marked", "right"), ("orders", "out", "first", "in")]
+    for view in ("held", "free", "marked", "first"):
+        nodes.append({"id": f"{view}_out", "kind": "output", "params": {}})
+        edges.append((view, "out", f"{view}_out", "in"))
+    return _circuit(nodes, edges)
+
+
+KEYED_CHANGES = [
+    {"orders": ZSet([((1, 10), 1), ((2, 10), 1), ((3, 20), 1)]), "blocked": ZSet([((10,), 1)])},
+    {"blocked": ZSet([((10,), -1), ((20,), 1)]), "notes": ZSet([((1, "rush"), 1)])},
+]
+
+
+def test_an_antijoin_row_appears_when_the_right_row_of_its_key_goes():
+    plan = _keyed_pairs()
+    e = explain(plan, KEYED_CHANGES, 1, "free", (1, 10))
+    assert render(e.change) == tree("""
+        antijoin free (1, 10) 0->1
+          [the left row]
+            input orders (1, 10) w1
+          [right rows with cust = 10 that changed]
+            input blocked (10,) 1->0
+    """)
+    assert render(explain(plan, KEYED_CHANGES, 0, "held", (2, 10)).contents) == tree("""
+        semijoin held (2, 10) w1
+          [the left row]
+            input orders (2, 10) w1
+          [right rows with cust = 10]
+            input blocked (10,) w1
+    """)
+
+
+def test_a_left_join_row_is_a_pair_or_the_left_row_padded():
+    plan = _keyed_pairs()
+    assert render(explain(plan, KEYED_CHANGES, 1, "marked", (1, 10, 1, "rush")).contents) == tree("""
+        left_join marked (1, 10, 1, 'rush') w1
+          [pair on id = 1]
+            input orders (1, 10) w1
+            input notes (1, 'rush') w1
+    """)
+    assert render(explain(plan, KEYED_CHANGES, 1, "marked", (2, 10, None, None)).contents) == tree("""
+        left_join marked (2, 10, None, None) w1
+          [the left row, no right row has order_id = 2: padded with NULLs]
+            input orders (2, 10) w1
+    """)
+    gone = explain(plan, KEYED_CHANGES, 1, "marked", (1, 10, None, None))
+    assert causes(gone.change) == [("notes", (1, "rush"), 0, 1)]
+
+
+def test_top_k_shows_the_group_the_row_was_ranked_in():
+    plan = _keyed_pairs()
+    assert render(explain(plan, KEYED_CHANGES, 0, "first", (1, 10)).contents) == tree("""
+        top_k first (1, 10) w1
+          [group cust = 10: 2 rows, the first 1 by id]
+            input orders (1, 10) w1
+            input orders (2, 10) w1
+    """)
+
+
+def test_every_row_of_the_join_family_reaches_rows_of_the_inputs():
+    plan, changes = _keyed_pairs(), KEYED_CHANGES
+    for t in range(len(changes)):
+        now = capture(plan, changes, t)
+        for view in plan.views:
+            for row in {r for r, _ in now[view].integral} | {r for r, _ in now[view].delta}:
+                e = explain(plan, changes, t, view, row)
+                assert e.weight == now[view].integral.weight(row)
+                assert all(s.after == now[s.node].integral.weight(s.row) != 0 for s in e.inputs("contents"))
+                assert all(s.after - s.before == changes[t][s.node].weight(s.row)
+                           for s in e.inputs("change") if s.mode == "change")
