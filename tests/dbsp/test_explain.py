@@ -487,3 +487,41 @@ def test_every_row_of_the_join_family_reaches_rows_of_the_inputs():
                 assert all(s.after == now[s.node].integral.weight(s.row) != 0 for s in e.inputs("contents"))
                 assert all(s.after - s.before == changes[t][s.node].weight(s.row)
                            for s in e.inputs("change") if s.mode == "change")
+
+
+def test_a_row_a_fixed_point_drops_at_a_later_iteration_is_explained_where_it_was():
+    """s = distinct(a − z⁻¹(t)), t = distinct(z⁻¹(t) ∪ b): a row of a and b is in s at
+    iteration 0 only (t is empty before it), so z⁻¹(s) holds it at iteration 1 only, from s at 0."""
+    x = [{"name": "x", "type": "bigint"}]
+    sub = {"nodes": [
+        {"id": "a_in", "kind": "import", "params": {}}, {"id": "b_in", "kind": "import", "params": {}},
+        {"id": "t_prev", "kind": "delay", "params": {}}, {"id": "t_all", "kind": "union", "params": {}},
+        {"id": "t", "kind": "distinct", "params": {}}, {"id": "s_diff", "kind": "difference", "params": {}},
+        {"id": "s", "kind": "distinct", "params": {}}, {"id": "s_prev", "kind": "delay", "params": {}},
+        {"id": "s_out", "kind": "export", "params": {}}],
+        "edges": [{"from": {"node": a, "port": pa}, "to": {"node": b, "port": pb}} for a, pa, b, pb in [
+            ("t", "out", "t_prev", "in"), ("t_prev", "out", "t_all", "a"), ("b_in", "out", "t_all", "b"),
+            ("t_all", "out", "t", "in"), ("a_in", "out", "s_diff", "a"), ("t_prev", "out", "s_diff", "b"),
+            ("s_diff", "out", "s", "in"), ("s", "out", "s_prev", "in"), ("s_prev", "out", "s_out", "in")]]}
+    plan = compile_plan({"format": "dbspweb.circuit", "version": 1, "nodes": [
+        {"id": "a", "kind": "input", "params": {"schema": x}}, {"id": "b", "kind": "input", "params": {"schema": x}},
+        {"id": "fp", "kind": "fixedpoint", "params": {}, "subcircuit": sub}, {"id": "view", "kind": "output", "params": {}}],
+        "edges": [{"from": {"node": "a", "port": "out"}, "to": {"node": "fp", "port": "a_in"}},
+                  {"from": {"node": "b", "port": "out"}, "to": {"node": "fp", "port": "b_in"}},
+                  {"from": {"node": "fp", "port": "s_out"}, "to": {"node": "view", "port": "in"}}]})
+    changes = [{"a": ZSet([((1,), 1), ((2,), 1)]), "b": ZSet([((2,), 1)])}]
+    assert capture(plan, changes, 0)["view"].integral == ZSet([((1,), 1)])
+    e = explain(plan, changes, 0, "s_prev", (2,), iteration=1)
+    assert render(e.contents) == tree("""
+        delay s_prev@1 (2,) w1
+          [from iteration 0]
+            distinct s@0 (2,) w1
+              [the input holds it with weight 1]
+                difference s_diff@0 (2,) w1
+                  [from a]
+                    import a_in@0 (2,) w1
+                      [from outside the fixed point]
+                        input a (2,) w1
+    """)
+    with pytest.raises(RowNotFound, match="not in 's_prev' at iteration"):
+        explain(plan, changes, 0, "s_prev", (2,), iteration=2)
