@@ -6,15 +6,23 @@ The derivation is the engine's (dbsp/explain/, on the reference evaluator's reco
 from the applied input log); this module reads the log, checks the request's parameters
 (each bad one is a 400 naming it), and attaches to every input row of the derivation the
 pushes that inserted or deleted it: through the tick for a row's contents, at the tick
-for a change. It runs in the request: for logs up to EXPLAIN_MAX_ROWS rows (settings)
-a derivation takes well under a second (bench/README.md); a larger log is refused.
+for a change. Up to EXPLAIN_SYNC_MAX_ROWS logged rows through the tick (settings) it runs
+in the request (about half a second at 20 000 rows, bench/README.md); above that, up to
+EXPLAIN_MAX_ROWS, it is queued as an `Explanation` and carried out on the verification
+queue (runs/dispatch.py `explain`, workers/explain.py), never by a worker that ticks
+runs: the request answers 202 with the URL to poll. Larger logs are refused.
 """
 from __future__ import annotations
 
 import json
+import logging
 from collections import defaultdict
+from dataclasses import asdict, dataclass
 
 from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
 
 from circuits.services import ServiceError, plan_for
 from dbsp.errors import DataInvalid
@@ -23,7 +31,10 @@ from dbsp.explain.scopes import scopes
 from dbsp.runtime import changes_and_items, changes_from_records
 from dbsp.types import coerce_row, row_to_dict
 
-from .models import Push, Run
+from . import dispatch
+from .models import Explanation, ExplanationStatus, Push, Run
+
+log = logging.getLogger(__name__)
 
 PAGE_SIZE, MAX_PAGE_SIZE = 20, 200
 PUSHES_SHOWN = 20
@@ -82,12 +93,6 @@ def _changes(run: Run, plan, tick: int) -> tuple[list[dict], list[Push]]:
     """Each tick's input changes through `tick`, from the applied log (and the pushes)."""
     pushes = list(run.pushes.filter(applied_tick__isnull=False, applied_tick__lte=tick)
                   .select_related("user").order_by("sequence"))
-    rows = sum(p.row_count for p in pushes)
-    if rows > settings.EXPLAIN_MAX_ROWS:
-        raise ServiceError(
-            f"Run {run.pk} has {rows} logged rows through tick {tick}; explain recomputes the run in the request and "
-            f"takes at most {settings.EXPLAIN_MAX_ROWS} (EXPLAIN_MAX_ROWS).", 400,
-            [{"field": "tick", "message": f"{rows} logged rows through tick {tick}, more than {settings.EXPLAIN_MAX_ROWS}"}])
     records: list[dict[str, list]] = [defaultdict(list) for _ in range(tick + 1)]
     for p in pushes:
         records[p.applied_tick][p.input].extend({"weight": r["weight"], "data": r["data"]} for r in p.records)
@@ -121,7 +126,22 @@ class _Pushes:
                  "row": row_to_dict(row, self.plan.inputs[name])} for p, w in shown], len(found)
 
 
-def explain_row(run: Run, params) -> dict:
+@dataclass
+class Asked:
+    """A checked request: what to explain, where and how much."""
+
+    tick: int
+    view: str | None
+    node: str
+    mode: str | None
+    page: int
+    page_size: int
+    row: dict  # as given (JSON values)
+    iteration: int | list | None
+
+
+def parse(run: Run, params) -> Asked:
+    """The query parameters, checked: a 400 naming the first bad one."""
     if run.current_tick < 0:
         raise _bad("tick", "the run has no tick yet", f"Run {run.pk} has no tick yet: push some rows first.")
     tick = _int(params, "tick", run.current_tick)
@@ -148,9 +168,69 @@ def explain_row(run: Run, params) -> dict:
         raise _bad("page_size", f"must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
     row = _row(params, plan.schemas[name], name)
     iteration = _iteration(params)
+    return Asked(tick, view, name, mode, page, page_size, row_to_dict(row, plan.schemas[name]),
+                 list(iteration) if isinstance(iteration, tuple) else iteration)
+
+
+def logged_rows(run: Run, tick: int) -> int:
+    return run.pushes.filter(applied_tick__isnull=False, applied_tick__lte=tick).aggregate(n=Sum("row_count"))["n"] or 0
+
+
+def explain_row(run: Run, params) -> tuple[int, dict]:
+    """(HTTP status, body): 200 and the explanation, or 202 and a queued Explanation."""
+    asked = parse(run, params)
+    rows = logged_rows(run, asked.tick)
+    if rows > settings.EXPLAIN_MAX_ROWS:
+        raise ServiceError(
+            f"Run {run.pk} has {rows} logged rows through tick {asked.tick}; explain recomputes the run and takes at "
+            f"most {settings.EXPLAIN_MAX_ROWS} (EXPLAIN_MAX_ROWS).", 400,
+            [{"field": "tick", "message": f"{rows} logged rows through tick {asked.tick}, more than {settings.EXPLAIN_MAX_ROWS}"}])
+    if rows <= settings.EXPLAIN_SYNC_MAX_ROWS:
+        return 200, compute(run, asked)
+    with transaction.atomic():
+        queued = Explanation.objects.create(run=run, params=asdict(asked))
+        transaction.on_commit(lambda: dispatch.explain(queued.pk))
+    return 202, explanation_json(queued)
+
+
+def explanation_json(e: Explanation) -> dict:
+    body = {"id": e.pk, "status": e.status, "url": f"/api/runs/{e.run_id}/explain/{e.pk}/"}
+    if e.status == ExplanationStatus.DONE:
+        body |= e.result
+    elif e.status == ExplanationStatus.FAILED:
+        body["error"] = e.error
+    return body
+
+
+def carry_out(explanation_id: int) -> str | None:
+    """Work out one queued Explanation (on the verification queue's worker); its status."""
+    claimed = Explanation.objects.filter(pk=explanation_id, status=ExplanationStatus.QUEUED).update(
+        status=ExplanationStatus.RUNNING)
+    if not claimed:
+        return None
+    e = Explanation.objects.select_related("run__version").get(pk=explanation_id)
+    try:
+        e.result, e.status = compute(e.run, Asked(**e.params)), ExplanationStatus.DONE
+    except ServiceError as err:
+        e.status, e.error = ExplanationStatus.FAILED, {"status": err.status, "detail": err.detail, "errors": err.errors}
+    except Exception as err:  # noqa: BLE001 - a failed explanation says why; the run is untouched
+        log.exception("event=explanation_failed explanation=%s run=%s", e.pk, e.run_id)
+        e.status, e.error = ExplanationStatus.FAILED, {"status": 500, "detail": f"{type(err).__name__}: {err}", "errors": []}
+    e.finished_at = timezone.now()
+    e.save(update_fields=["result", "status", "error", "finished_at"])
+    return e.status
+
+
+def compute(run: Run, asked: Asked) -> dict:
+    """The explanation of a checked request, from the applied log."""
+    plan = plan_for(run.version)
+    tick, view, name = asked.tick, asked.view, asked.node
+    row, _ = coerce_row(asked.row, plan.schemas[name], 0)
+    iteration = tuple(asked.iteration) if isinstance(asked.iteration, list) else asked.iteration
     changes, pushes = _changes(run, plan, tick)
     try:
-        e = explain(plan, changes, tick, name, row, iteration=iteration, mode=mode, page=page, page_size=page_size)
+        e = explain(plan, changes, tick, name, row, iteration=iteration, mode=asked.mode, page=asked.page,
+                    page_size=asked.page_size)
     except NotExplainable as err:
         field = err.field if err.field in ("iteration", "mode") else ("view" if view else "node")
         raise _bad(field, str(err), f"Cannot explain this row: {err}.") from None

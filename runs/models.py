@@ -138,3 +138,26 @@ class Verification(models.Model):
 
     class Meta:
         ordering = ["-id"]
+
+
+class ExplanationStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Explanation(models.Model):
+    """A row's explanation over a log too large to work out in the request
+    (runs/explain.py), carried out on the verification queue (workers/explain.py)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="explanations")
+    params = models.JSONField()  # the request's query parameters (checked), tick resolved
+    status = models.CharField(max_length=16, choices=ExplanationStatus.choices, default=ExplanationStatus.QUEUED)
+    result = models.JSONField(null=True, blank=True)  # the explanation, as the request would have answered
+    error = models.JSONField(null=True, blank=True)  # {"status", "detail", "errors"} of a failure
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]

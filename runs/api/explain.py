@@ -1,14 +1,17 @@
 """GET /api/runs/<id>/explain/?view=&row=&tick=: why a row is in a view at a tick and why
 it changed then, operator by operator, down to the input rows and their pushes
-(runs/explain.py). Anyone who may see the run may ask."""
+(runs/explain.py). Anyone who may see the run may ask. Over a large log it is queued
+(202 with the URL of GET /api/runs/<id>/explain/<eid>/ to poll)."""
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from circuits.api.serializers import ErrorSerializer
 
+from circuits.services import ServiceError
+
 from ..access import readable_run
-from ..explain import explain_row
+from ..explain import explain_row, explanation_json
 
 EXPLANATION = {"type": "object", "description": (
     "run, tick, view, node, row, weight (at the tick), before (at the tick before), truncated; contents: the "
@@ -29,8 +32,23 @@ class ExplainView(APIView):
         OpenApiParameter("mode", str, description="contents or change (default: each that applies)"),
         OpenApiParameter("page", int, description="the page of the row's own groups (a join's pairs, a group's rows)"),
         OpenApiParameter("page_size", int, description="rows per group, 1..200 (default 20)"),
-    ], responses={200: EXPLANATION, 400: ErrorSerializer,
+    ], responses={200: EXPLANATION, 202: {"type": "object", "description": "a log over EXPLAIN_SYNC_MAX_ROWS rows: "
+                                          "the explanation is queued: {id, status, url} to poll"}, 400: ErrorSerializer,
                   404: OpenApiResponse(ErrorSerializer, description="No such run (or not yours to see), or the row is "
                                                                     "not in the view at the tick and did not change")})
     def get(self, request, pk):
-        return Response(explain_row(readable_run(request, pk), request.query_params))
+        status, body = explain_row(readable_run(request, pk), request.query_params)
+        return Response(body, status=status)
+
+
+class ExplanationView(APIView):
+    """A queued explanation (a log over EXPLAIN_SYNC_MAX_ROWS rows): its status, and when
+    done the explanation itself, as GET /api/runs/<id>/explain/ answers it at once."""
+
+    @extend_schema(responses={200: EXPLANATION, 404: OpenApiResponse(ErrorSerializer)})
+    def get(self, request, pk, eid):
+        run = readable_run(request, pk)
+        queued = run.explanations.filter(pk=eid).first()
+        if queued is None:
+            raise ServiceError(f"Run {run.pk} has no explanation {eid}.", 404)
+        return Response(explanation_json(queued))

@@ -13,6 +13,7 @@ urlpatterns = [
     path("runs/<int:pk>/inputs/<str:input_name>/push/", views.PushView.as_view(), name="run-push"),
     path("runs/<int:pk>/inputs/<str:input_name>/rows/", inputs.InputRowsView.as_view(), name="run-input-rows"),
     path("runs/<int:pk>/explain/", explain.ExplainView.as_view(), name="run-explain"),
+    path("runs/<int:pk>/explain/<int:eid>/", explain.ExplanationView.as_view(), name="run-explanation"),
     path("runs/<int:pk>/verify/", verify.VerifyView.as_view(), name="run-verify"),
     path("runs/<int:pk>/verify/<int:vid>/", verify.VerificationView.as_view(), name="run-verification"),
     path("runs/<int:pk>/completion/", views.CompletionView.as_view(), name="run-completion"),

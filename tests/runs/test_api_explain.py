@@ -131,3 +131,48 @@ def test_a_log_larger_than_the_bound_is_refused(run, client_for, settings):
     settings.EXPLAIN_MAX_ROWS = 3
     response = get(client_for(run.created_by), run, view="closure", row={"src": 0, "dst": 3}, tick=1)
     assert response.status_code == 400 and "EXPLAIN_MAX_ROWS" in response.json()["detail"]
+
+
+# ---- a log over EXPLAIN_SYNC_MAX_ROWS: queued for the verification queue's worker --------------
+@pytest.fixture
+def sent(monkeypatch):
+    sent = []
+    monkeypatch.setattr("runs.dispatch.explain", lambda explanation_id: sent.append(explanation_id) or True)
+    return sent
+
+
+def test_a_large_log_is_queued_and_the_worker_answers_what_the_request_would(run, client_for, settings, sent,
+                                                                            django_capture_on_commit_callbacks):
+    from dbspweb.celery import app
+    from runs.explain import carry_out as explain_row  # what the task runs (it also closes old connections)
+    from workers import dispatch, tasks  # noqa: F401 - registers the verification queue's tasks
+
+    assert dispatch.EXPLAIN_ROW in app.tasks
+    api = client_for(run.created_by)
+    at_once = get(api, run, view="closure", row={"src": 0, "dst": 4}, tick=1).json()
+    settings.EXPLAIN_SYNC_MAX_ROWS = 3  # the closure's log has 4 rows through tick 1
+    with django_capture_on_commit_callbacks(execute=True):
+        response = get(api, run, view="closure", row={"src": 0, "dst": 4}, tick=1)
+    assert response.status_code == 202
+    queued = response.json()
+    assert (queued["status"], queued["url"], sent) == ("queued", f"/api/runs/{run.pk}/explain/{queued['id']}/", [queued["id"]])
+    assert api.get(queued["url"]).json() == queued
+    assert explain_row(queued["id"]) == "done"
+    done = api.get(queued["url"]).json()
+    assert done.pop("status") == "done" and done.pop("id") == queued["id"] and done.pop("url") == queued["url"]
+    assert done == at_once
+    assert explain_row(queued["id"]) is None  # carried out once
+
+
+def test_a_queued_explanation_of_a_row_not_there_fails_saying_so(run, client_for, settings, sent, make_user):
+    from runs.explain import carry_out as explain_row
+
+    settings.EXPLAIN_SYNC_MAX_ROWS = 0
+    api = client_for(run.created_by)
+    queued = get(api, run, view="closure", row={"src": 4, "dst": 0}, tick=1).json()
+    assert explain_row(queued["id"]) == "failed"
+    failed = api.get(queued["url"]).json()
+    assert failed["status"] == "failed" and failed["error"]["status"] == 404
+    assert "not in 'closure' at tick 1" in failed["error"]["detail"]
+    assert client_for(make_user("mallory")).get(queued["url"]).status_code == 404
+    assert api.get(f"/api/runs/{run.pk}/explain/999999/").status_code == 404

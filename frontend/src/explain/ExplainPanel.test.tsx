@@ -76,3 +76,30 @@ describe('explain', () => {
     expect(asked).toEqual([[{ src: 0, dst: 3 }, 2]]);
   });
 });
+
+describe('a queued explanation', () => {
+  it('is polled until the worker has done it', async () => {
+    const answers = [
+      { id: 4, status: 'queued', url: '/api/runs/7/explain/4/' },
+      { id: 4, status: 'running', url: '/api/runs/7/explain/4/' },
+      { ...explanation, id: 4, status: 'done', url: '/api/runs/7/explain/4/' },
+    ];
+    const fetched: string[] = [];
+    vi.stubGlobal('fetch', vi.fn(async (url: string) => {
+      fetched.push(url);
+      return new Response(JSON.stringify(answers.shift()), { status: fetched.length === 1 ? 202 : 200, headers: { 'Content-Type': 'application/json' } });
+    }));
+    const { explainApi } = await import('./explainApi');
+    const e = await explainApi.explain(7, { view: 'closure', row: { src: 0, dst: 2 }, tick: 0 });
+    expect(e.contents?.node).toBe('closure');
+    expect(fetched.slice(1)).toEqual(['/api/runs/7/explain/4/', '/api/runs/7/explain/4/']);
+  });
+
+  it('that failed says why', async () => {
+    vi.stubGlobal('fetch', vi.fn(async () => new Response(JSON.stringify({
+      id: 5, status: 'failed', url: '/api/runs/7/explain/5/', error: { status: 404, detail: 'Nothing to explain: the row is not in it.', errors: [] },
+    }), { status: 202, headers: { 'Content-Type': 'application/json' } })));
+    const { explainApi } = await import('./explainApi');
+    await expect(explainApi.explain(7, { view: 'closure', row: { src: 9, dst: 9 }, tick: 0 })).rejects.toThrow('Nothing to explain');
+  });
+});

@@ -1,6 +1,6 @@
 // Explain a row (docs/api.md): GET /api/runs/<id>/explain/?view=&row=&tick= answers why
 // the row is in the view at the tick and why it changed then, operator by operator.
-import { request, type Row } from '../api';
+import { ApiError, errorMessages, request, type Row } from '../api';
 
 export interface PushRef {
   sequence: number;
@@ -99,9 +99,30 @@ export function explainPath(runId: number, target: ExplainTarget): string {
   return `/api/runs/${runId}/explain/?${params.toString()}`;
 }
 
-export const explainApi = {
-  explain: (runId: number, target: ExplainTarget) => request<Explanation>('GET', explainPath(runId, target)),
-};
+/** A log too large to explain in the request: queued (202), polled until done. */
+interface Queued {
+  id: number;
+  status: 'queued' | 'running' | 'done' | 'failed';
+  url: string;
+  error?: { status: number; detail: string; errors: unknown[] };
+}
+
+export const POLL_MS = 500;
+
+async function explain(runId: number, target: ExplainTarget): Promise<Explanation> {
+  let body = await request<Explanation | Queued>('GET', explainPath(runId, target));
+  while ('url' in body && (body.status === 'queued' || body.status === 'running')) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    body = await request<Queued>('GET', body.url);
+  }
+  if ('url' in body && body.status === 'failed') {
+    const error = body.error ?? { status: 500, detail: 'The explanation failed.', errors: [] };
+    throw new ApiError(error.status, error, errorMessages({ detail: error.detail }));
+  }
+  return body as Explanation;
+}
+
+export const explainApi = { explain };
 
 /** A step followed by its single-input successors: the steps shown on one level (a
  * chain of map/union/delay... steps), and the step where the derivation branches or ends. */
