@@ -103,3 +103,26 @@ describe('a queued explanation', () => {
     await expect(explainApi.explain(7, { view: 'closure', row: { src: 9, dst: 9 }, tick: 0 })).rejects.toThrow('Nothing to explain');
   });
 });
+
+describe('a large group', () => {
+  it('shows a page and its count, and turns pages by asking for that step', async () => {
+    const { StepTree } = await import('./StepTree');
+    const rowsOf = (from: number) => Array.from({ length: 20 }, (_, i) => ({
+      port: 'in', node: 'items', iteration: null, row: { k: 1, v: from + i }, weight: 1, followed: false,
+    }));
+    const aggregate = (offset: number): Step => ({
+      id: 2, node: 'sums', kind: 'aggregate', mode: 'contents', tick: 3, iteration: null, first_iteration: false, fixedpoint: null,
+      row: { k: 1, s: 4950000 }, weight: 1, note: '', groups: [{ label: 'group k = 1: 100000 rows', total: 100000, offset, uses: rowsOf(offset) }],
+    });
+    const fetched: string[] = [];
+    vi.stubGlobal('fetch', vi.fn(async (url: string) => {
+      fetched.push(url);
+      return new Response(JSON.stringify({ ...explanation, contents: aggregate(20) }), { status: 200, headers: { 'Content-Type': 'application/json' } });
+    }));
+    render(<StepTree step={aggregate(0)} runId={7} onOpen={() => undefined} />);
+    expect(screen.getByTestId('explain-pager').textContent).toContain('showing 1–20 of 100000');
+    fireEvent.click(screen.getByText('›'));
+    await waitFor(() => expect(screen.getByTestId('explain-pager').textContent).toContain('showing 21–40 of 100000'));
+    expect(decodeURIComponent(fetched[0]!)).toBe('/api/runs/7/explain/?node=sums&row={"k":1,"s":4950000}&tick=3&mode=contents&page=1');
+  });
+});
