@@ -23,6 +23,7 @@ class Values:
         self.plan, self.changes = plan, changes
         self._at: dict[int, dict[str, NodeAt]] = {}
         self._iterations: dict[tuple[int, str], dict[tuple, ZSet]] = {}
+        self._before: dict[tuple[int, str], ZSet] = {}
 
     def at(self, tick: int) -> dict[str, NodeAt]:
         if tick < 0:
@@ -67,6 +68,11 @@ class Values:
         if tick < 0:
             return ZSet()
         if not path:
+            if tick not in self._at and tick + 1 in self._at:  # the tick before one captured: its contents less its change
+                if (tick, key) not in self._before:
+                    node = self._at[tick + 1].get(key)
+                    self._before[(tick, key)] = node.integral - node.delta if node else ZSet()
+                return self._before[(tick, key)]
             node = self.at(tick).get(key)
             return node.integral if node else ZSet()
         found = self.settle(key, tick, path)
