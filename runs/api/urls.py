@@ -1,7 +1,7 @@
 """The REST API of runs, mounted under /api/ (dbspweb/urls.py)."""
 from django.urls import path
 
-from . import control, inputs, listing, stats, verify, views
+from . import control, explain, inputs, listing, stats, verify, views
 
 urlpatterns = [
     path("circuits/<int:pk>/runs/", views.CircuitRunsView.as_view(), name="circuit-runs"),
@@ -13,6 +13,8 @@ urlpatterns = [
     path("runs/<int:pk>/resume/", control.RunResumeView.as_view(), name="run-resume"),
     path("runs/<int:pk>/inputs/<str:input_name>/push/", views.PushView.as_view(), name="run-push"),
     path("runs/<int:pk>/inputs/<str:input_name>/rows/", inputs.InputRowsView.as_view(), name="run-input-rows"),
+    path("runs/<int:pk>/explain/", explain.ExplainView.as_view(), name="run-explain"),
+    path("runs/<int:pk>/explain/<int:eid>/", explain.ExplanationView.as_view(), name="run-explanation"),
     path("runs/<int:pk>/verify/", verify.VerifyView.as_view(), name="run-verify"),
     path("runs/<int:pk>/verify/<int:vid>/", verify.VerificationView.as_view(), name="run-verification"),
     path("runs/<int:pk>/completion/", views.CompletionView.as_view(), name="run-completion"),
