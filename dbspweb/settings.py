@@ -162,6 +162,15 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "dbspweb")
 # evaluator recomputes the views; above, a batch Spark evaluation (dbsp/spark/recompute.py).
 VERIFY_QUEUE = os.environ.get("VERIFY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}.verify")
 VERIFY_REFERENCE_MAX_ROWS = int(os.environ.get("VERIFY_REFERENCE_MAX_ROWS", "50000"))
+# Node inspections (GET /api/runs/<id>/nodes/<node>/): every node's delta and contents at
+# a tick, recomputed once by the reference evaluator on the verification queue's worker
+# and stored as Arrow files under INSPECT_DIR (one directory per run, version and tick),
+# which the web process pages from. At most INSPECT_CACHE_MAX_BYTES are kept (the least
+# recently read go first); a run whose log holds more than INSPECT_MAX_INPUT_ROWS rows
+# up to the tick is not inspected (400).
+INSPECT_DIR = Path(os.environ.get("DBSPWEB_INSPECT_DIR", VAR_DIR / "inspect"))
+INSPECT_CACHE_MAX_BYTES = int(os.environ.get("DBSPWEB_INSPECT_CACHE_MAX_BYTES", str(2 * 1024**3)))
+INSPECT_MAX_INPUT_ROWS = int(os.environ.get("DBSPWEB_INSPECT_MAX_INPUT_ROWS", "2000000"))
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -21,6 +21,7 @@ class Workers:
     wake: Callable[[int], bool]  # new pushes or a resume: the run's worker applies pending pushes
     worker_of: Callable[[int], str]  # the worker that owns the run now ('' when none does)
     verify: Callable[[int], bool] | None = None  # a queued Verification (by id): recompute and compare
+    inspect: Callable[[int], bool] | None = None  # a queued Inspection (by id): every node's data at its tick
 
 
 _workers: Workers | None = None
@@ -58,3 +59,10 @@ def verify(verification_id: int) -> bool:
     if workers.verify is None:
         raise ImproperlyConfigured("The registered workers do not verify runs.")
     return workers.verify(verification_id)
+
+
+def inspect(inspection_id: int) -> bool:
+    workers = _registered()
+    if workers.inspect is None:
+        raise ImproperlyConfigured("The registered workers do not inspect runs.")
+    return workers.inspect(inspection_id)

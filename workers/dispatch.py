@@ -23,6 +23,7 @@ START_RUN = "workers.start_run"
 PROCESS_RUN = "workers.process_run"
 STOP_RUN = "workers.stop_run"
 VERIFY_RUN = "workers.verify_run"
+INSPECT_RUN = "workers.inspect_run"
 
 
 def own_connection() -> None:
@@ -81,3 +82,9 @@ def verify(verification_id: int) -> bool:
     """A queued verification: to the verification queue, whose own worker process
     recomputes it (workers/verify.py) without holding any run's ticks."""
     return _send(VERIFY_RUN, verification_id, settings.VERIFY_QUEUE)
+
+
+def inspect(inspection_id: int) -> bool:
+    """A queued inspection (every node of a run at a tick): to the verification queue,
+    whose worker process recomputes it (workers/inspection.py) off the runs' tick path."""
+    return _send(INSPECT_RUN, inspection_id, settings.VERIFY_QUEUE)

@@ -18,6 +18,7 @@ from runs.models import Run, RunStatus
 
 from . import dispatch, engines, heartbeat, identity, leases, sweeper, ticks
 from . import verify  # noqa: F401 - registers workers.verify_run (the verification queue's task)
+from . import inspection  # noqa: F401 - registers workers.inspect_run (also on the verification queue)
 
 log = logging.getLogger(__name__)
 

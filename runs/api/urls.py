@@ -1,7 +1,7 @@
 """The REST API of runs, mounted under /api/ (dbspweb/urls.py)."""
 from django.urls import path
 
-from . import control, inputs, stats, verify, views
+from . import control, inputs, nodes, stats, verify, views
 
 urlpatterns = [
     path("circuits/<int:pk>/runs/", views.CircuitRunsView.as_view(), name="circuit-runs"),
@@ -14,6 +14,7 @@ urlpatterns = [
     path("runs/<int:pk>/inputs/<str:input_name>/rows/", inputs.InputRowsView.as_view(), name="run-input-rows"),
     path("runs/<int:pk>/verify/", verify.VerifyView.as_view(), name="run-verify"),
     path("runs/<int:pk>/verify/<int:vid>/", verify.VerificationView.as_view(), name="run-verification"),
+    path("runs/<int:pk>/nodes/<str:node>/", nodes.NodeView.as_view(), name="run-node"),
     path("runs/<int:pk>/completion/", views.CompletionView.as_view(), name="run-completion"),
     path("runs/<int:pk>/pushes/", views.PushLogView.as_view(), name="run-pushes"),
     path("runs/<int:pk>/outputs/", views.OutputsView.as_view(), name="run-outputs"),
