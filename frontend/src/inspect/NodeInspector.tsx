@@ -232,7 +232,7 @@ export function NodeInspector({ runId, node, operator, currentTick, onClose, pol
                 <div data-testid="inspector-iterations">
                   <dt>Iterations</dt>
                   <dd>
-                    {sizes.iterations.length}: {sizes.iterations.map((i) => i.rows).join(' → ')} rows
+                    {sizes.iterations.length} at this tick: {sizes.iterations.map((i) => i.rows).join(' → ')} rows
                   </dd>
                 </div>
               )}
