@@ -47,6 +47,11 @@ class PageQuery:
     q: str = ""
     sign: str | None = None
 
+    @property
+    def selection(self) -> tuple:
+        """What decides the rows and their order (not which page of them)."""
+        return (self.sort, self.desc, self.filters, self.q, self.sign)
+
     def selects(self) -> bool:
         return bool(self.filters or self.q or self.sign or self.sort)
 
@@ -183,7 +188,7 @@ def page_of(table: pa.Table, query: PageQuery, schema: Schema, cache_key=None) -
     """(rows the query selects, the page's records {"data", "weight"})."""
     if query.selects():
         compute = lambda: _order(table, query, schema)  # noqa: E731
-        indices = _orders.get((cache_key, query), compute) if cache_key is not None else compute()
+        indices = _orders.get((cache_key, query.selection), compute) if cache_key is not None else compute()
         count = len(indices)
         start = (query.page - 1) * query.page_size
         rows = table.take(indices.slice(start, query.page_size)) if start < count else table.slice(0, 0)
