@@ -33,6 +33,7 @@ from .node_pages import bad, page_of, page_query
 log = logging.getLogger(__name__)
 KINDS = inspection_store.KINDS
 USED_AT_GRAIN = dt.timedelta(seconds=30)  # how stale `used_at` may get before a read updates it
+RESEND_AFTER = dt.timedelta(seconds=30)  # a queued inspection no worker took by then is sent again (a lost message)
 
 
 def _tick(run: Run, params) -> int:
@@ -82,6 +83,8 @@ def inspection_of(run: Run, tick: int) -> Inspection:
         inspection.delete()  # evicted, or stored on another machine's disk: compute it again
         inspection = None
     if inspection is not None:
+        if inspection.status == VerificationStatus.QUEUED and timezone.now() - inspection.created_at > RESEND_AFTER:
+            dispatch.inspect(inspection.pk)  # the worker takes a queued one once, whatever it is sent
         return inspection
     try:
         with transaction.atomic():

@@ -244,3 +244,31 @@ def test_a_million_row_state_is_paged_sorted_and_filtered(transactions, client_f
     expected = [i for i in range(n - 1, -1, -1) if i % 1000 == 7 and i % 997 == 7]
     assert [r["data"]["id"] for r in body["rows"]] == expected and body["count"] == len(expected)
     print(f"paged 10^6 rows: {time.perf_counter() - started:.2f} s for 5 pages")
+
+
+def test_scrolling_a_sorted_state_sorts_it_once(transactions, client_for, monkeypatch, django_capture_on_commit_callbacks):
+    from runs import node_pages
+
+    api = client_for(transactions.created_by)
+    url = f"/api/runs/{transactions.pk}/nodes/transactions/"
+    inspected(api, url, django_capture_on_commit_callbacks, kind="integral")
+    orders = []
+    order = node_pages._order
+    monkeypatch.setattr(node_pages, "_order", lambda *args: orders.append(args[1]) or order(*args))
+    pages = [rows(api.get(url, {"kind": "integral", "sort": "amount", "page_size": 1, "page": p}).json()) for p in (1, 2, 3)]
+    assert pages == [[(TRANSACTIONS[2], 1)], [(TRANSACTIONS[1], 1)], [(TRANSACTIONS[0], 1)]]  # amounts 20, 30, 50
+    assert len(orders) == 1
+
+
+def test_a_queued_inspection_no_worker_took_is_sent_again(transactions, client_for, stored_in, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    monkeypatch.setattr("runs.dispatch.inspect", lambda inspection_id: stored_in.append(inspection_id) or True)  # lost
+    api = client_for(transactions.created_by)
+    url = f"/api/runs/{transactions.pk}/nodes/transactions/"
+    inspection = Inspection.objects.create(run=transactions, tick=2)
+    assert api.get(url).status_code == 202 and stored_in == []  # just queued: its message is on its way
+    Inspection.objects.filter(pk=inspection.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    assert api.get(url).status_code == 202 and stored_in == [inspection.pk]
