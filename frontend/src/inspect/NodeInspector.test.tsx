@@ -89,6 +89,19 @@ describe('NodeInspector', () => {
     expect([last.get('tick'), last.get('kind'), last.get('sort')]).toEqual(['1', 'integral', '@weight']);
   });
 
+  it('follows a live run: a tick is inspected once ticks settle, not every tick that flies by', async () => {
+    const fetchMock = vi.fn(async (url: string) => json(done(new URL(url, 'http://x').searchParams, [])));
+    vi.stubGlobal('fetch', fetchMock);
+    const props = { runId: 7, node: 'balances', onClose: () => undefined, pollMs: 1, debounceMs: 0, followMs: 80 };
+    const { rerender } = render(<NodeInspector {...props} currentTick={2} />);
+    await waitFor(() => expect(screen.getByTestId('inspector-table').dataset.tick).toBe('2'));
+    rerender(<NodeInspector {...props} currentTick={3} />);
+    rerender(<NodeInspector {...props} currentTick={4} />);
+    rerender(<NodeInspector {...props} currentTick={5} />);
+    await waitFor(() => expect(screen.getByTestId('inspector-table').dataset.tick).toBe('5'));
+    expect(paramsOf(fetchMock).map((p) => p.get('tick'))).toEqual(['2', '5']);
+  });
+
   it('sends searches, sign and column filters, and shows a 400 naming the field', async () => {
     const fetchMock = vi.fn(async (url: string) => {
       const p = new URL(url, 'http://x').searchParams;

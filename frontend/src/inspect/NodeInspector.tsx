@@ -23,6 +23,8 @@ interface Props {
   pageSize?: number;
   /** Typing settles this long before a search or filter is sent (ms). */
   debounceMs?: number;
+  /** While following the current tick: how long it must stay before it is inspected (ms). */
+  followMs?: number;
 }
 
 export const ROW_HEIGHT = 28;
@@ -43,10 +45,13 @@ function useDebounced<T>(value: T, ms: number): T {
 
 type SortState = { column: string; desc: boolean } | null;
 
-export function NodeInspector({ runId, node, operator, currentTick, onClose, pollMs = 500, pageSize = DEFAULT_PAGE_SIZE, debounceMs = 300 }: Props) {
+export function NodeInspector({ runId, node, operator, currentTick, onClose, pollMs = 500, pageSize = DEFAULT_PAGE_SIZE, debounceMs = 300, followMs = 1000 }: Props) {
   const [follow, setFollow] = useState(true);
   const [pickedTick, setPickedTick] = useState(Math.max(0, currentTick));
-  const tick = follow ? currentTick : Math.min(pickedTick, currentTick);
+  // Following a live run: a tick is asked for once ticks pause for a moment (each new
+  // tick is a recomputation on the server), not at every tick that flies by.
+  const followed = useDebounced(currentTick, follow ? followMs : 0);
+  const tick = follow ? followed : Math.min(pickedTick, currentTick);
   const [kind, setKind] = useState<NodeKind>('delta');
   const [sort, setSort] = useState<SortState>(null);
   const [search, setSearch] = useState('');
