@@ -165,7 +165,8 @@ VERIFY_REFERENCE_MAX_ROWS = int(os.environ.get("VERIFY_REFERENCE_MAX_ROWS", "500
 # Node inspections (GET /api/runs/<id>/nodes/<node>/): every node's delta and contents at
 # a tick, recomputed once by the reference evaluator on the verification queue's worker
 # and stored as Arrow files under INSPECT_DIR (one directory per run, version and tick),
-# which the web process pages from. At most INSPECT_CACHE_MAX_BYTES are kept (the least
+# which the web process pages from: a directory both must see (a shared volume when they
+# run on different machines or containers). At most INSPECT_CACHE_MAX_BYTES are kept (the least
 # recently read go first); a run whose log holds more than INSPECT_MAX_INPUT_ROWS rows
 # up to the tick is not inspected (400).
 INSPECT_DIR = Path(os.environ.get("DBSPWEB_INSPECT_DIR", VAR_DIR / "inspect"))
