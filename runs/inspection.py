@@ -52,11 +52,21 @@ def _tick(run: Run, params) -> int:
     return tick
 
 
+def _operator(operators: dict, node_id: str):
+    """The operator of a node of the plan or of a node inside its fixed points (nested too)."""
+    if node_id in operators:
+        return operators[node_id]
+    for op in operators.values():
+        if op.kind == "fixedpoint" and (inner := _operator(op.sub.operators, node_id)) is not None:
+            return inner
+    return None
+
+
 def _node(run: Run, plan, node_id: str, params) -> tuple[str, str | None]:
     """(the node whose data is shown, the export shown for a fixed point)."""
     if node_id not in plan.schemas:
         raise ServiceError(f"Run {run.pk}'s circuit has no node {node_id!r}.", 404)
-    op = plan.operators.get(node_id)
+    op = _operator(plan.operators, node_id)
     if op is None or op.kind != "fixedpoint":
         return node_id, None
     exports = [n for n, inner in op.sub.operators.items() if inner.kind == "export"]
@@ -143,7 +153,7 @@ def node_at(run: Run, node_id: str, params) -> tuple[int, dict]:
     body = {"status": "done", "run": run.pk, "tick": tick, "node": node_id, "kind": kind, "columns": schema.as_list(),
             "count": count, "total": table.num_rows, "page": query.page, "page_size": query.page_size, "pages": pages,
             "rows": rows, **query.as_json(), "sizes": _sizes(entry), "stats": out.get(node_id) or out.get(shown) or {},
-            "operator": plan.operators[node_id].kind if node_id in plan.operators else entry.get("operator") or None,
+            "operator": getattr(_operator(plan.operators, node_id), "kind", None),
             "method": inspection.method or None}
     if export:
         body["export"] = export
