@@ -5,7 +5,8 @@ ticks, page through a 253-row state and sort it on the server; click a node insi
 fixed point (transitive closure) and see its contents and iterations.
 
 Expected rows are worked out by hand from the pushes. Screenshots at 1440x900:
-tests/artifacts/node-inspector.png, node-inspector-fixedpoint.png."""
+tests/artifacts/node-inspector.png (sorted contents), node-inspector-delta.png (a
+-/+ delta), node-inspector-fixedpoint.png."""
 import time
 
 import httpx
@@ -49,6 +50,11 @@ def wait_rows(page, expected, timeout=60, first=None):
     while (cells := table_cells(page)[:first]) != expected:
         assert time.monotonic() < deadline, f"inspector rows {cells} != {expected}"
         time.sleep(0.2)
+
+
+def shoot(page, name):
+    page.get_by_test_id("node-inspector").evaluate("el => el.scrollIntoView({block: 'center'})")
+    page.screenshot(path=str(ARTIFACTS / name))
 
 
 def inspect_at(page, node, tick, kind):
@@ -101,6 +107,7 @@ def test_inspect_nodes_at_two_ticks_page_sort_and_inside_a_fixed_point(live_stac
     inspect_at(page, "sum_of_balances", 2, "delta")
     wait_rows(page, [("0", "+1"), ("20", "-1")])
     expect(page.get_by_test_id("inspector-table").locator("tr.row-minus")).to_have_count(1)
+    shoot(page, "node-inspector-delta.png")
 
     # the input's 253 rows: paged from the server as the table scrolls, sorted there
     inspect_at(page, "transactions", None, "integral")
@@ -111,7 +118,7 @@ def test_inspect_nodes_at_two_ticks_page_sort_and_inside_a_fixed_point(live_stac
     page.get_by_test_id("inspector-sort-amount").click()  # descending
     expect(page.get_by_test_id("inspector-sort-amount")).to_have_text("amount ▼")
     wait_rows(page, [(str(i), "9", "8", str(1000 + i), "+1") for i in range(252, 247, -1)], first=5)
-    page.screenshot(path=str(ARTIFACTS / "node-inspector.png"))
+    shoot(page, "node-inspector.png")
     page.get_by_test_id("inspector-scroll").evaluate("el => { el.scrollTop = el.scrollHeight; }")
     expect(page.get_by_test_id("inspector-table").locator("tbody tr[data-index='252']")).to_contain_text("20", timeout=30_000)
     last = table_cells(page)[-3:]
@@ -133,5 +140,8 @@ def test_inspect_nodes_at_two_ticks_page_sort_and_inside_a_fixed_point(live_stac
     expect(page.get_by_test_id("inspector-iterations")).to_contain_text("3 → 5 → 6")
     expect(page.get_by_test_id("graph-node-paths")).to_have_class("run-node run-node-distinct inspected")
     page.locator(".react-flow__controls-fitview").click()  # the graph narrowed beside the inspector: fit it again
-    page.screenshot(path=str(ARTIFACTS / "node-inspector-fixedpoint.png"))
+    for _ in range(3):
+        page.locator(".react-flow__controls-zoomin").click()
+    page.wait_for_timeout(400)  # the zoom's transition
+    shoot(page, "node-inspector-fixedpoint.png")
     api.close()
