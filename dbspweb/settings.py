@@ -167,6 +167,16 @@ VERIFY_REFERENCE_MAX_ROWS = int(os.environ.get("VERIFY_REFERENCE_MAX_ROWS", "500
 # verification queue up to EXPLAIN_MAX_ROWS; larger logs are refused.
 EXPLAIN_SYNC_MAX_ROWS = int(os.environ.get("EXPLAIN_SYNC_MAX_ROWS", "20000"))
 EXPLAIN_MAX_ROWS = int(os.environ.get("EXPLAIN_MAX_ROWS", "1000000"))
+# Node inspections (GET /api/runs/<id>/nodes/<node>/): every node's delta and contents at
+# a tick, recomputed once by the reference evaluator on the verification queue's worker
+# and stored as Arrow files under INSPECT_DIR (one directory per run, version and tick),
+# which the web process pages from: a directory both must see (a shared volume when they
+# run on different machines or containers). At most INSPECT_CACHE_MAX_BYTES are kept (the least
+# recently read go first); a run whose log holds more than INSPECT_MAX_INPUT_ROWS rows
+# up to the tick is not inspected (400).
+INSPECT_DIR = Path(os.environ.get("DBSPWEB_INSPECT_DIR", VAR_DIR / "inspect"))
+INSPECT_CACHE_MAX_BYTES = int(os.environ.get("DBSPWEB_INSPECT_CACHE_MAX_BYTES", str(2 * 1024**3)))
+INSPECT_MAX_INPUT_ROWS = int(os.environ.get("DBSPWEB_INSPECT_MAX_INPUT_ROWS", "2000000"))
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

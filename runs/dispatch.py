@@ -22,6 +22,7 @@ class Workers:
     worker_of: Callable[[int], str]  # the worker that owns the run now ('' when none does)
     verify: Callable[[int], bool] | None = None  # a queued Verification (by id): recompute and compare
     explain: Callable[[int], bool] | None = None  # a queued Explanation (by id): work out a row's derivation
+    inspect: Callable[[int], bool] | None = None  # a queued Inspection (by id): every node's data at its tick
 
 
 _workers: Workers | None = None
@@ -66,3 +67,10 @@ def explain(explanation_id: int) -> bool:
     if workers.explain is None:
         raise ImproperlyConfigured("The registered workers do not explain rows.")
     return workers.explain(explanation_id)
+
+
+def inspect(inspection_id: int) -> bool:
+    workers = _registered()
+    if workers.inspect is None:
+        raise ImproperlyConfigured("The registered workers do not inspect runs.")
+    return workers.inspect(inspection_id)

@@ -21,7 +21,7 @@ from circuits.services import ServiceError
 from dbsp import compile_plan
 from dbsp.errors import CircuitInvalid
 
-from . import dispatch
+from . import dispatch, inspection_store
 from .broadcast import publish_access_check, publish_status
 from .models import Run, RunStatus
 
@@ -97,5 +97,6 @@ def delete_runs_of(sender, circuit: Circuit, **kwargs) -> None:
     active = list(circuit.runs.exclude(status__in=[RunStatus.STOPPED, RunStatus.FAILED]).values_list("pk", flat=True))
     Run.objects.filter(pk__in=run_ids).delete()
     transaction.on_commit(lambda: publish_access_check(run_ids))  # their watchers' sockets close
+    transaction.on_commit(lambda: inspection_store.discard_runs(run_ids))  # their node inspections' files
     for run_id in active:
         transaction.on_commit(lambda run_id=run_id: dispatch.stop(run_id))

@@ -161,3 +161,26 @@ class Explanation(models.Model):
 
     class Meta:
         ordering = ["-id"]
+
+
+class Inspection(models.Model):
+    """Every node's delta and contents at one tick of a run, recomputed from the input
+    log by the reference evaluator (runs/inspection.py asks for it; workers/inspection.py
+    computes it on the verification queue) and stored as Arrow files
+    (runs/inspection_store.py), from which the node inspector pages. One per (run, tick):
+    a tick's inputs never change once applied, so it is computed once and kept until
+    evicted (INSPECT_CACHE_MAX_BYTES) or its run is deleted."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="inspections")
+    tick = models.IntegerField()
+    status = models.CharField(max_length=16, choices=VerificationStatus.choices, default=VerificationStatus.QUEUED)
+    progress = models.FloatField(default=0.0)  # 0..1
+    method = models.CharField(max_length=16, blank=True, default="")  # "reference"
+    bytes = models.BigIntegerField(default=0)  # size of its stored files
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    used_at = models.DateTimeField(auto_now_add=True)  # last page read (eviction: least recently used first)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "tick"], name="unique_inspection_tick")]

@@ -13,4 +13,4 @@ class WorkersConfig(AppConfig):
 
         seam.register(seam.Workers(start=dispatch.start, stop=dispatch.stop, wake=dispatch.wake,
                                    worker_of=leases.worker_of, verify=dispatch.verify,
-                                   explain=dispatch.explain))
+                                   explain=dispatch.explain, inspect=dispatch.inspect))

@@ -24,6 +24,7 @@ PROCESS_RUN = "workers.process_run"
 STOP_RUN = "workers.stop_run"
 VERIFY_RUN = "workers.verify_run"
 EXPLAIN_ROW = "workers.explain_row"
+INSPECT_RUN = "workers.inspect_run"
 
 
 def own_connection() -> None:
@@ -88,3 +89,9 @@ def explain(explanation_id: int) -> bool:
     """A queued explanation of a row (a log too large for the request): to the
     verification queue too, whose worker reads the log and computes on its own."""
     return _send(EXPLAIN_ROW, explanation_id, settings.VERIFY_QUEUE)
+
+
+def inspect(inspection_id: int) -> bool:
+    """A queued inspection (every node of a run at a tick): to the verification queue,
+    whose worker process recomputes it (workers/inspection.py) off the runs' tick path."""
+    return _send(INSPECT_RUN, inspection_id, settings.VERIFY_QUEUE)

@@ -18,6 +18,7 @@ from runs.models import Run, RunStatus
 
 from . import dispatch, engines, heartbeat, identity, leases, sweeper, ticks
 from . import explain, verify  # noqa: F401 - register workers.verify_run, workers.explain_row (the verification queue's)
+from . import inspection  # noqa: F401 - registers workers.inspect_run (also on the verification queue)
 
 log = logging.getLogger(__name__)
 

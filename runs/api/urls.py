@@ -1,7 +1,7 @@
 """The REST API of runs, mounted under /api/ (dbspweb/urls.py)."""
 from django.urls import path
 
-from . import control, explain, inputs, listing, stats, verify, views
+from . import control, explain, inputs, listing, nodes, stats, verify, views
 
 urlpatterns = [
     path("circuits/<int:pk>/runs/", views.CircuitRunsView.as_view(), name="circuit-runs"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("runs/<int:pk>/explain/<int:eid>/", explain.ExplanationView.as_view(), name="run-explanation"),
     path("runs/<int:pk>/verify/", verify.VerifyView.as_view(), name="run-verify"),
     path("runs/<int:pk>/verify/<int:vid>/", verify.VerificationView.as_view(), name="run-verification"),
+    path("runs/<int:pk>/nodes/<str:node>/", nodes.NodeView.as_view(), name="run-node"),
     path("runs/<int:pk>/completion/", views.CompletionView.as_view(), name="run-completion"),
     path("runs/<int:pk>/pushes/", views.PushLogView.as_view(), name="run-pushes"),
     path("runs/<int:pk>/outputs/", views.OutputsView.as_view(), name="run-outputs"),

@@ -96,6 +96,8 @@ ENDPOINTS = [
     Endpoint("verify", "POST", "/api/runs/{run}/verify/", 400, OPERATE),
     Endpoint("verifications", "GET", "/api/runs/{run}/verify/", 200, READ),
     Endpoint("verification", "GET", "/api/runs/{run}/verify/{verification}/", 200, READ),
+    # the run has no tick yet: a reader gets the 400 naming `tick` (no inspection is queued)
+    Endpoint("node inspector", "GET", "/api/runs/{run}/nodes/orders/", 400, READ),
     Endpoint("validate", "POST", "/api/validate/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("plan", "POST", "/api/plan/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("sql compile", "POST", "/api/sql/compile/", 200, ANYONE, {"text": "CREATE TABLE t (a BIGINT); CREATE VIEW v AS SELECT a FROM t;"}),

@@ -20,6 +20,7 @@ import { VerifyPanel } from '../verify/VerifyPanel';
 import { ExplainPanel } from '../explain/ExplainPanel';
 import type { ExplainTarget } from '../explain/explainApi';
 import '../verify/verify.css';
+import { NodeInspector } from '../inspect/NodeInspector';
 
 // The graph canvas (@xyflow/react) loads after the rest of the page.
 const RunGraph = lazy(() => import('../dashboard/RunGraph').then((m) => ({ default: m.RunGraph })));
@@ -55,6 +56,7 @@ export function RunView({ runId }: Props) {
   const [chosenSeries, setChosenSeries] = useState<string[] | null>(null);
   const [explaining, setExplaining] = useState<ExplainTarget | null>(null);
   const closeExplain = useCallback(() => setExplaining(null), []);
+  const [inspected, setInspected] = useState<string | null>(null);
   const loaded = run !== null;
   const circuitId = run?.circuit ?? null;
   const runVersion = run?.version ?? null;
@@ -279,9 +281,15 @@ export function RunView({ runId }: Props) {
             <h2>Circuit</h2>
           </summary>
           {document ? (
-            <Suspense fallback={<p className="muted">Loading the graph…</p>}>
-              <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick} />
-            </Suspense>
+            <div className={inspected ? 'graph-with-inspector' : undefined}>
+              <Suspense fallback={<p className="muted">Loading the graph…</p>}>
+                <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick}
+                  onNodeClick={setInspected} inspected={inspected} />
+              </Suspense>
+              {inspected && (
+                <NodeInspector key={inspected} runId={run.id} node={inspected} currentTick={tick} onClose={() => setInspected(null)} />
+              )}
+            </div>
           ) : (
             <p className="muted">Loading the circuit…</p>
           )}

@@ -26,16 +26,20 @@ interface Props {
   stats: Stats;
   /** The tick the frontier and stats belong to (shown in the caption). */
   statsTick: number | null;
+  /** A click on a node (inner nodes of fixed points too): the node inspector opens on it. */
+  onNodeClick?: (nodeId: string) => void;
+  /** The node the inspector shows (outlined). */
+  inspected?: string | null;
 }
 
-type RunNodeData = { node: CircuitNode; decoration: NodeDecoration | undefined; hasInputs: boolean; hasOutputs: boolean };
+type RunNodeData = { node: CircuitNode; decoration: NodeDecoration | undefined; hasInputs: boolean; hasOutputs: boolean; inspected: boolean };
 type RunFlowNode = Node<RunNodeData, 'run'> | Node<RunNodeData, 'fixedpoint'>;
 
 const RunNode = memo(function RunNode({ data }: NodeProps<RunFlowNode>) {
   const { node, decoration } = data;
   return (
     <div
-      className={`run-node run-node-${node.kind}`}
+      className={`run-node run-node-${node.kind}${data.inspected ? ' inspected' : ''}`}
       data-testid={`graph-node-${node.id}`}
       style={{ background: decoration?.colour }}
       title={decoration ? `${Math.round(decoration.share * 100)}% of the tick's time` : undefined}
@@ -56,7 +60,7 @@ const FixedPointNode = memo(function FixedPointNode({ data }: NodeProps<RunFlowN
   const { node, decoration } = data;
   return (
     <div
-      className="run-node run-group"
+      className={`run-node run-group${data.inspected ? ' inspected' : ''}`}
       data-testid={`graph-node-${node.id}`}
       style={{ borderColor: decoration && decoration.share > 0 ? decoration.colour : undefined }}
       title={decoration ? `${Math.round(decoration.share * 100)}% of the tick's time (its inner nodes together)` : undefined}
@@ -74,7 +78,7 @@ const nodeTypes = { run: RunNode, fixedpoint: FixedPointNode };
 /** The smallest zoom the graph opens at: badge text (0.68rem) stays about 9 px or more. */
 export const READABLE_ZOOM = 0.8;
 
-export function RunGraph({ document, frontier, stats, statsTick }: Props) {
+export function RunGraph({ document, frontier, stats, statsTick, onNodeClick, inspected = null }: Props) {
   const graph = useMemo(() => drawnGraph(document), [document]);
   const decorations = useMemo(
     () =>
@@ -99,12 +103,13 @@ export function RunGraph({ document, frontier, stats, statsTick }: Props) {
           decoration: decorations[node.id],
           hasInputs: graph.edges.some((e) => e.target === node.id),
           hasOutputs: graph.edges.some((e) => e.source === node.id),
+          inspected: node.id === inspected,
         },
         draggable: false,
         connectable: false,
         selectable: false,
       })),
-    [graph, decorations],
+    [graph, decorations, inspected],
   );
   const edges: Edge[] = useMemo(
     () => graph.edges.map((e) => ({ ...e, selectable: false })),
@@ -121,6 +126,7 @@ export function RunGraph({ document, frontier, stats, statsTick }: Props) {
         nodesConnectable={false}
         elementsSelectable={false}
         edgesFocusable={false}
+        onNodeClick={onNodeClick ? (_, n) => onNodeClick(n.id) : undefined}
         nodesFocusable={false}
         // Fitted, but never below a zoom where the badges' text is readable (pan for the rest).
         fitView
@@ -140,6 +146,7 @@ export function RunGraph({ document, frontier, stats, statsTick }: Props) {
             <span>0%</span>
             <span className="scale" data-testid="graph-scale" style={{ background: SHARE_GRADIENT }} />
             <span>100%</span>
+            {onNodeClick && <span>· Click a node to inspect its data.</span>}
           </>
         )}
       </p>

@@ -1,0 +1,39 @@
+"""The node inspector (runs/inspection.py): GET /api/runs/<id>/nodes/<node>/ -> one node
+of the run at a tick, its delta or its contents, a page at a time."""
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from circuits.api.serializers import ErrorSerializer
+
+from ..access import readable_run
+from ..inspection import node_at
+from ..node_pages import MAX_PAGE_SIZE, SORT_WEIGHT
+
+NODE_PAGE = {"type": "object", "description": (
+    "202 while the tick's inspection is computed: status (queued|running), progress (0..1); 200 with status "
+    "failed and error when it failed (the next request tries again); 200 with status done: run, tick, node, kind, "
+    "operator, columns [{name, type, nullable}], rows [{data, weight}], count (rows selected), total (rows of "
+    "the node's delta or contents), page, page_size, pages, sort, desc, filters, q, sign, sizes {delta_rows, "
+    "integral_rows, inserted, deleted, iterations [{iteration, rows}] inside fixed points}, stats (the run's "
+    "own stats of the node at the tick: rows_in, rows_out, state_rows, ms), export (a fixed point: the export shown)")}
+
+
+class NodeView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("tick", int, description="0 up to the current tick; default: the current tick"),
+            OpenApiParameter("kind", str, enum=["delta", "integral"], description="the node's change at the tick (default) or its contents through it"),
+            OpenApiParameter("page", int, description="from 1"),
+            OpenApiParameter("page_size", int, description=f"1..{MAX_PAGE_SIZE}, default 100"),
+            OpenApiParameter("sort", str, description=f"a column, or {SORT_WEIGHT} for the weight"),
+            OpenApiParameter("desc", str, description="1: descending"),
+            OpenApiParameter("filter", str, many=True, description="column:value (the column's type; repeatable, all hold)"),
+            OpenApiParameter("q", str, description="a text found in any column (ignoring case)"),
+            OpenApiParameter("sign", str, enum=["positive", "negative"], description="inserted (weight > 0) or deleted rows"),
+            OpenApiParameter("export", str, description="a fixed point's node: which export to show (default: its first)"),
+        ],
+        responses={200: NODE_PAGE, 202: NODE_PAGE, 400: ErrorSerializer, 404: OpenApiResponse(ErrorSerializer)})
+    def get(self, request, pk, node):
+        status, body = node_at(readable_run(request, pk), node, request.query_params)
+        return Response(body, status=status)
