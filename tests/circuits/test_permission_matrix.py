@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from circuits import services
 from circuits.models import CircuitGrant
-from runs.models import Push, Run, Verification
+from runs.models import Explanation, Push, Run, Verification
 from tests.conftest import example
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ ORDER = {"insert": {"id": 1, "customer": "ada", "amount": 250}}
 class Endpoint:
     name: str
     method: str
-    path: str  # placeholders: {circuit} {run} {token} {verification}
+    path: str  # placeholders: {circuit} {run} {token} {verification} {explanation}
     success: int
     rule: dict
     body: object = None
@@ -98,6 +98,10 @@ ENDPOINTS = [
     Endpoint("verification", "GET", "/api/runs/{run}/verify/{verification}/", 200, READ),
     # the run has no tick yet: a reader gets the 400 naming `tick` (no inspection is queued)
     Endpoint("node inspector", "GET", "/api/runs/{run}/nodes/orders/", 400, READ),
+    # no `view` given: a reader gets the 400 naming it
+    Endpoint("explain", "GET", "/api/runs/{run}/explain/", 400, READ),
+    Endpoint("explanation", "GET", "/api/runs/{run}/explain/{explanation}/", 200, READ),
+    Endpoint("my runs", "GET", "/api/runs/", 200, LOGGED_IN),
     Endpoint("validate", "POST", "/api/validate/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("plan", "POST", "/api/plan/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("sql compile", "POST", "/api/sql/compile/", 200, ANYONE, {"text": "CREATE TABLE t (a BIGINT); CREATE VIEW v AS SELECT a FROM t;"}),
@@ -122,6 +126,7 @@ def world(make_user):
         run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=owner, status="running", last_sequence=1)
         Push.objects.create(run=run, sequence=1, input="orders", records=[], row_count=0)
         Verification.objects.create(run=run, tick=0)
+        Explanation.objects.create(run=run, params={"view": "big_orders", "tick": 0})
         circuits[visibility] = (circuit, run)
     return {"users": {"owner": owner, "operator": operator, "viewer": viewer, "other": other}, "circuits": circuits}
 
@@ -138,7 +143,9 @@ def client(world, actor: str, circuit) -> APIClient:
 
 def call(api, endpoint: Endpoint, circuit, run):
     verification = run.verifications.values_list("pk", flat=True).first()
-    fill = lambda s: s.format(circuit=circuit.pk, run=run.pk, token=circuit.share_token, verification=verification)  # noqa: E731
+    explanation = run.explanations.values_list("pk", flat=True).first()
+    fill = lambda s: s.format(circuit=circuit.pk, run=run.pk, token=circuit.share_token,  # noqa: E731
+                              verification=verification, explanation=explanation)
     path = fill(endpoint.path)
     if endpoint.params:
         from urllib.parse import urlencode
@@ -182,5 +189,5 @@ def test_every_api_route_has_a_row():
 
     routes = set(names(get_resolver())) - NOT_IN_MATRIX
     assert {"circuit-detail", "run-push", "circuit-share"} <= routes
-    covered = {resolve(e.path.format(circuit=1, run=1, token="t", verification=1)).url_name for e in ENDPOINTS}
+    covered = {resolve(e.path.format(circuit=1, run=1, token="t", verification=1, explanation=1)).url_name for e in ENDPOINTS}
     assert not routes - covered, f"add rows to ENDPOINTS for: {sorted(routes - covered)}"
