@@ -163,6 +163,7 @@ class Trace:
         df = self.df()
         if df is None:
             return None
+        self.ctx.jobs += 1
         return consolidate_arrow(df.toArrow().cast(self.ctx.arrow_schema(self.schema)))
 
 
