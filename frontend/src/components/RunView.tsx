@@ -17,9 +17,12 @@ import { PushForm } from './PushForm';
 import { ViewTable } from './ViewTable';
 import { InputTables } from '../verify/InputTables';
 import { VerifyPanel } from '../verify/VerifyPanel';
+import { useProfile } from '../profile/useProfile';
 import '../verify/verify.css';
 
 // The graph canvas (@xyflow/react) loads after the rest of the page.
+const ProfilePanel = lazy(() => import('../profile/ProfilePanel').then((m) => ({ default: m.ProfilePanel })));
+const FrontierPanel = lazy(() => import('../profile/FrontierPanel').then((m) => ({ default: m.FrontierPanel })));
 const RunGraph = lazy(() => import('../dashboard/RunGraph').then((m) => ({ default: m.RunGraph })));
 
 interface Props {
@@ -195,6 +198,7 @@ export function RunView({ runId }: Props) {
     [chosenSeries, keys, live.views],
   );
   const labelOf = useCallback((key: string) => seriesLabel(key, live.views), [live.views]);
+  const profile = useProfile(run?.id ?? null, live.tick ?? run?.current_tick ?? null);
 
   if (loadErrors.length) return <ErrorText messages={loadErrors} />;
   if (!run) return <p className="muted">Loading…</p>;
@@ -275,11 +279,28 @@ export function RunView({ runId }: Props) {
           </summary>
           {document ? (
             <Suspense fallback={<p className="muted">Loading the graph…</p>}>
-              <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick} />
+              <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick}
+                heat={profile.heat} onSelectNode={profile.select} />
             </Suspense>
           ) : (
             <p className="muted">Loading the circuit…</p>
           )}
+        </details>
+        <details className="card profile-card" open data-testid="profile-section">
+          <summary>
+            <h2>Profile</h2>
+          </summary>
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <ProfilePanel state={profile} />
+          </Suspense>
+        </details>
+        <details className="card frontier-card" open data-testid="frontier-section">
+          <summary>
+            <h2>Frontier</h2>
+          </summary>
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <FrontierPanel history={profile.frontier} />
+          </Suspense>
         </details>
         <details className="card chart-card" open data-testid="chart-section">
           <summary>
