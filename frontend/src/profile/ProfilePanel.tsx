@@ -16,7 +16,9 @@ export function pathSummary(node: ProfileNode): string {
   const parts = (Object.entries(node.path_ticks) as [Path, number][])
     .filter(([, n]) => n > 0)
     .map(([p, n]) => `${PATH_LABELS[p] ?? p} ×${n}`);
-  return parts.join(' · ') || 'no ticks';
+  // (the nodes inside a fixed point report rows, state and time; their path and jobs
+  // are counted on the fixed point itself)
+  return parts.join(' · ') || 'not recorded (inside a fixed point: see the fixed point node)';
 }
 
 export function ProfilePanel({ state }: { state: ProfileState }) {
@@ -25,7 +27,7 @@ export function ProfilePanel({ state }: { state: ProfileState }) {
   const series: Series[] = useMemo(() => {
     if (!node) return [];
     const out: Series[] = [{ label: METRIC_LABELS[metric], values: node.series, colour: SERIES_COLOUR }];
-    if (node.late_rows) out.push({ label: 'late rows', values: node.late_rows, colour: LATE_COLOUR, bars: true });
+    if (node.late_rows) out.push({ label: 'late rows', values: node.late_rows, colour: LATE_COLOUR, style: 'points' });
     return out;
   }, [node, metric]);
 

@@ -7,8 +7,8 @@ export interface Series {
   label: string;
   values: number[];
   colour: string;
-  /** Drawn as bars (counts per tick), else as a line with points. */
-  bars?: boolean;
+  /** Bars (counts per tick), points only (events: late rows), or a line with points. */
+  style?: 'line' | 'bars' | 'points';
 }
 
 interface Props {
@@ -44,7 +44,11 @@ export function SeriesChart({ ticks, series, testId, height = 180 }: Props) {
     const options: uPlot.Options = {
       width,
       height,
-      scales: { x: { time: false } },
+      // Bars at the first and last tick stay whole; counts start at 0.
+      scales: {
+        x: { time: false, range: (_u: uPlot, min: number, max: number) => [min - 0.5, max + 0.5] },
+        y: { range: (_u: uPlot, _min: number, max: number) => [0, Math.max(1, max * 1.1)] },
+      },
       axes: [
         { label: 'tick', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] },
         { size: (_self: uPlot, values: string[] | null) => 24 + 7 * Math.max(3, ...(values ?? []).map((v) => String(v).length)) },
@@ -55,12 +59,18 @@ export function SeriesChart({ ticks, series, testId, height = 180 }: Props) {
           label: s.label,
           stroke: s.colour,
           width: 2,
-          ...(s.bars && bars ? { paths: bars, fill: `${s.colour}55`, points: { show: false } } : { points: { show: true, size: 5 } }),
+          ...(s.style === 'bars' && bars
+            ? { paths: bars, fill: `${s.colour}55`, points: { show: false } }
+            : s.style === 'points'
+              ? { paths: () => null, points: { show: true, size: 9, fill: s.colour } }
+              : { points: { show: true, size: 5 } }),
         })),
       ],
       legend: { show: true, live: false },
     };
-    const instance = new lib(options, [ticks, ...series.map((s) => s.values)] as uPlot.AlignedData, el);
+    // Events (late rows) are dots only where they happened.
+    const data = [ticks, ...series.map((s) => (s.style === 'points' ? s.values.map((v) => (v ? v : null)) : s.values))];
+    const instance = new lib(options, data as uPlot.AlignedData, el);
     const resize = () => instance.setSize({ width: Math.max(280, el.clientWidth || 560), height });
     window.addEventListener('resize', resize);
     return () => {
