@@ -71,7 +71,7 @@ class SparkRuntime(Runtime):
     def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int = 2_000_000,
                  arrow_max_rows: int = 1_000_000, vector_min_rows: int = 1_000):
         self.spark = session or get_session()
-        self.jobs = 0  # Spark jobs this runtime started (lookups, materializations, spills)
+        self._jobs = 0  # Spark actions this runtime started (lookups, materializations, spills): `jobs`
         #: changes up to this many rows are computed on the driver (see spark/incremental.py)
         self.driver_max_rows = driver_max_rows
         #: a trace keeps at most this many rows on the driver before they move to Spark
@@ -86,9 +86,8 @@ class SparkRuntime(Runtime):
         self.vector_min_rows = vector_min_rows
         self._arrow_schemas: dict[Schema, pa.Schema] = {}
         self._paths: set[str] = set()  # where the node being evaluated ran (took())
-        self._actions = 0  # self.jobs when that node started
         self._dag = None  # the JVM's DAGScheduler, whose job ids count Spark jobs exactly
-        self._jobs_seen = 0
+        self._jobs_before: int | None = None  # its count before the node's first action
         super().__init__(plan)
 
     # ---- the context operators and executors use --------------------------------
@@ -174,23 +173,29 @@ class SparkRuntime(Runtime):
                 self._dag = False
         return self._dag.nextJobId() if self._dag else self.jobs
 
-    def step(self, changes, observe=None):
-        self._jobs_seen = self.spark_jobs_started()
-        return super().step(changes, observe)
+    @property
+    def jobs(self) -> int:
+        """Spark actions this runtime started. Every action of the backend counts itself
+        here just before it runs (`ctx.jobs += 1`): the first in a node reads the JVM's
+        job counter, and the node's end reads it again, so a node's `spark_jobs` are the
+        Spark jobs its actions ran (one action may run several: adaptive execution's
+        stages, a checkpoint), and a node without an action costs nothing to count."""
+        return self._jobs
+
+    @jobs.setter
+    def jobs(self, value: int) -> None:
+        if self._jobs_before is None:
+            self._jobs_before = self.spark_jobs_started()
+        self._jobs = value
 
     def node_started(self, node_id):
         self._paths = set()
-        self._actions = self.jobs
+        self._jobs_before = None
 
     def node_finished(self, node_id, stats):
-        """Jobs: every action this backend triggers counts itself in `self.jobs`; only
-        when one did is the JVM asked how many Spark jobs have started (one action may
-        run several: adaptive execution's stages, a checkpoint), so a node without a
-        Spark job costs nothing to count."""
         jobs = 0
-        if self.jobs != self._actions:
-            now = self.spark_jobs_started()
-            jobs, self._jobs_seen = now - self._jobs_seen, now
+        if self._jobs_before is not None:
+            jobs, self._jobs_before = self.spark_jobs_started() - self._jobs_before, None
         stats["spark_jobs"] = stats.get("spark_jobs", 0) + jobs
         if self._paths:
             path = max(self._paths, key=PATHS.index)

@@ -61,8 +61,8 @@ class _Admission:
         change = consolidate(d.df())
         accepted, late = self.op.spark_admit(change, self.waterline)
         t = self.op.spark_units(self.op.time)
+        self.ctx.jobs += 1  # (counted before an action runs: see SparkRuntime.jobs)
         row = change.agg(F.sum(late).alias("late"), F.max(F.when(F.col(WEIGHT) > 0, t)).alias("t")).collect()[0]
-        self.ctx.jobs += 1
         self.late += int(row["late"] or 0)
         if row["t"] is not None:
             candidate = int(row["t"]) - self.op.lateness
@@ -86,9 +86,9 @@ def _filter_trace(trace: Trace, arrow_keep, spark_keep, levels=None) -> None:
         if levels is not None and id(df) not in levels:
             kept_levels.append((df, rows))
             continue
+        trace.ctx.jobs += 1
         kept = trace._level(df.where(spark_keep))
         n = kept.count()
-        trace.ctx.jobs += 1
         if not trace.shared:  # (a copy's levels belong to it too)
             df.unpersist()
         if n:
@@ -232,9 +232,9 @@ class SessionDelta(_Admission):
         names = self.in_schema.names
         open_rows = op.spark_sessions(whole).where(op.spark_units(END) > F.lit(w - op.gap)).select(*names, WEIGHT)
         pending = whole.where((F.col(WEIGHT) <= 0) & (t + F.lit(op.gap) > F.lit(w)))
+        self.ctx.jobs += 1
         level = trace._level(open_rows.unionByName(pending))
         n = level.count()
-        self.ctx.jobs += 1
         if not trace.shared:
             for df, _ in trace.levels:
                 df.unpersist()
