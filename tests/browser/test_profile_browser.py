@@ -81,6 +81,9 @@ def points(page, test_id):
 def test_profile_heatmap_top_nodes_series_and_window_frontier(page, api):
     run_id = run_demo(api, "sensor_windows")
     open_run(page, run_id)
+    # by default the graph shows each node's share of the latest tick's time (live)
+    expect(page.get_by_test_id("graph-caption")).to_contain_text("share of the tick's time")
+    page.get_by_test_id("profile-metric-ms").check()
     legend = page.get_by_test_id("heat-legend-title")
     expect(legend).to_have_text("Fill: time (ms), total over ticks 0–4:")
     expect(page.get_by_test_id("heat-scale")).to_be_visible()

@@ -22,7 +22,7 @@ const PROFILE: Profile = {
 
 function state(overrides: Partial<ProfileState> = {}): ProfileState {
   return {
-    metric: 'spark_jobs', setMetric: vi.fn(), selected: null, select: vi.fn(), profile: PROFILE, frontier: null,
+    colouring: 'spark_jobs', setColouring: vi.fn(), metric: 'spark_jobs', selected: null, select: vi.fn(), profile: PROFILE, frontier: null,
     heat: graphHeat(PROFILE), error: '', ...overrides,
   };
 }
@@ -42,7 +42,9 @@ describe('ProfilePanel', () => {
     render(<ProfilePanel state={s} />);
     expect((screen.getByTestId('profile-metric-spark_jobs') as HTMLInputElement).checked).toBe(true);
     fireEvent.click(screen.getByTestId('profile-metric-rows_in'));
-    expect(s.setMetric).toHaveBeenCalledWith('rows_in');
+    expect(s.setColouring).toHaveBeenCalledWith('rows_in');
+    fireEvent.click(screen.getByTestId('profile-metric-share'));
+    expect(s.setColouring).toHaveBeenCalledWith('share');
   });
 
   it('plots the selected node with its late rows and says where its ticks ran', () => {

@@ -22,7 +22,7 @@ export function pathSummary(node: ProfileNode): string {
 }
 
 export function ProfilePanel({ state }: { state: ProfileState }) {
-  const { profile, metric, setMetric, selected, select, error } = state;
+  const { profile, metric, colouring, setColouring, selected, select, error } = state;
   const node = useMemo(() => profile?.nodes.find((n) => n.node === selected) ?? null, [profile, selected]);
   const series: Series[] = useMemo(() => {
     if (!node) return [];
@@ -35,10 +35,14 @@ export function ProfilePanel({ state }: { state: ProfileState }) {
     <div className="profile-panel" data-testid="profile-panel">
       <fieldset className="profile-metrics" data-testid="profile-metric">
         <legend>Colour the circuit by</legend>
+        <label className="checkbox small">
+          <input type="radio" name="profile-metric" value="share" checked={colouring === 'share'} onChange={() => setColouring('share')} data-testid="profile-metric-share" />
+          share of the latest tick&apos;s time (live)
+        </label>
         {METRICS.map((m) => (
           <label key={m} className="checkbox small">
-            <input type="radio" name="profile-metric" value={m} checked={metric === m} onChange={() => setMetric(m)} data-testid={`profile-metric-${m}`} />
-            {METRIC_LABELS[m]}
+            <input type="radio" name="profile-metric" value={m} checked={colouring === m} onChange={() => setColouring(m)} data-testid={`profile-metric-${m}`} />
+            {METRIC_LABELS[m]} over ticks
           </label>
         ))}
       </fieldset>

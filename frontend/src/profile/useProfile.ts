@@ -8,9 +8,15 @@ import { graphHeat, type GraphHeat } from './heat';
 
 export const REFRESH_MS = 1000;
 
+/** What fills the graph's nodes: each node's share of the latest tick's time (live, the
+ * default), or a profile metric over the ticks as a heatmap. */
+export type Colouring = 'share' | Metric;
+
 export interface ProfileState {
+  colouring: Colouring;
+  setColouring(colouring: Colouring): void;
+  /** The metric of the top nodes and the series: the colouring's, or ms for the share. */
   metric: Metric;
-  setMetric(metric: Metric): void;
   selected: string | null;
   select(node: string | null): void;
   profile: Profile | null;
@@ -20,7 +26,8 @@ export interface ProfileState {
 }
 
 export function useProfile(runId: number | null, tick: number | null): ProfileState {
-  const [metric, setMetric] = useState<Metric>('ms');
+  const [colouring, setColouring] = useState<Colouring>('share');
+  const metric: Metric = colouring === 'share' ? 'ms' : colouring;
   const [selected, select] = useState<string | null>(null);
   const [profile, setProfile] = useState<Profile | null>(null);
   const [frontier, setFrontier] = useState<FrontierHistory | null>(null);
@@ -50,6 +57,10 @@ export function useProfile(runId: number | null, tick: number | null): ProfileSt
     };
   }, [runId, tick, metric]);
 
-  const heat = useMemo(() => (profile && profile.metric === metric ? graphHeat(profile, selected) : null), [profile, metric, selected]);
-  return { metric, setMetric, selected, select, profile: profile && profile.metric === metric ? profile : null, frontier, heat, error };
+  const heat = useMemo(
+    () => (colouring !== 'share' && profile && profile.metric === metric ? graphHeat(profile, selected) : null),
+    [colouring, profile, metric, selected],
+  );
+  const current = profile && profile.metric === metric ? profile : null;
+  return { colouring, setColouring, metric, selected, select, profile: current, frontier, heat, error };
 }
