@@ -195,7 +195,7 @@ async def main_async(args):
     token = await start_and_log_in(stack)
     from asgiref.sync import sync_to_async
     load = os.getloadavg()
-    rss = []
+    rss, loads = [], []
     try:
         limits = httpx.Limits(max_connections=args.clients * 2)
         async with httpx.AsyncClient(base_url=stack.base, headers={"Authorization": f"Token {token}"}, timeout=120,
@@ -223,7 +223,9 @@ async def main_async(args):
                 while time.time() - started < args.seconds:
                     await asyncio.sleep(args.rss_every)
                     rss.append((time.time() - started, stack.rss_mb()))
-                    print(f"t={rss[-1][0]:.0f}s rss web {rss[-1][1]['web']:.0f} MB workers {rss[-1][1]['workers']:.0f} MB", flush=True)
+                    loads.append((rss[-1][0], os.getloadavg()[0]))
+                    print(f"t={rss[-1][0]:.0f}s rss web {rss[-1][1]['web']:.0f} MB workers {rss[-1][1]['workers']:.0f} MB "
+                          f"load {loads[-1][1]:.1f}", flush=True)
 
             sampler = asyncio.create_task(sample())
             await asyncio.gather(*(drive(c) for c in clients))
@@ -256,12 +258,30 @@ async def main_async(args):
             if values:
                 print(f"{what}: p50 {percentile(values, 0.5):.0f} ms, p99 {percentile(values, 0.99):.0f} ms, "
                       f"max {max(values):.0f} ms")
+        windows(clients, started, args.window, loads)
         print("rss MB (t, web, workers): " + ", ".join(f"({t:.0f}, {m['web']:.0f}, {m['workers']:.0f})" for t, m in rss))
         problems = await sync_to_async(check_outputs)(run_ids)
         print("exactly once and equal to the reference: " + ("yes" if not problems else "; ".join(problems)))
     finally:
         stack.stop()
     print(f"logs and database: {workdir}")
+
+
+def windows(clients, started: float, width: float, loads: list[tuple[float, float]]) -> None:
+    """sent→delivered per window of send time, with the machine's load then: a soak is
+    live when every window's p99 is under 1 s, and this says which windows were not and
+    how loaded the machine was in them."""
+    by_window: dict[int, list[float]] = {}
+    for c in clients:
+        for i in c.acked:
+            if i in c.arrived:
+                by_window.setdefault(int((c.sent[i] - started) // width), []).append((c.arrived[i] - c.sent[i]) * 1000)
+    print(f"per {width:.0f} s window of send time: start s, pushes, sent->delivered p50 / p99 / max ms, load average")
+    for w in sorted(by_window):
+        values = by_window[w]
+        seen = [load for t, load in loads if w * width <= t < (w + 1) * width + width]
+        print(f"  {w * width:5.0f}  {len(values):6d}  {percentile(values, 0.5):7.0f} / {percentile(values, 0.99):7.0f} / "
+              f"{max(values):7.0f}  {max(seen) if seen else float('nan'):.1f}")
 
 
 def main():
@@ -272,6 +292,7 @@ def main():
     parser.add_argument("--web-workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
     parser.add_argument("--rss-every", type=float, default=10.0, help="seconds between memory samples")
+    parser.add_argument("--window", type=float, default=60.0, help="seconds per latency window in the report")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dbspweb.settings")

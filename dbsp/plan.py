@@ -18,6 +18,11 @@ from .types import Schema
 from .validate import check
 
 
+#: Operators whose incremental state is a function of their integrated inputs alone.
+RELATIONAL = {"input", "output", "filter", "map", "flat_map", "union", "difference", "distinct", "join",
+              "semijoin", "antijoin", "left_join", "aggregate", "top_k"}
+
+
 @dataclass
 class Plan:
     document: CircuitDocument
@@ -29,6 +34,14 @@ class Plan:
     def literal(self) -> bool:
         """True when the circuit uses DBSP primitives and so runs as drawn."""
         return any(op.stream for op in self.operators.values())
+
+    @property
+    def whole_tables(self) -> bool:
+        """Whether every node's contents at a tick are the query over the whole input
+        tables then (no DBSP primitives, no event-time windows: tick boundaries do not
+        matter), so they can be recomputed in one step from the integrated inputs."""
+        return not self.literal and all(op.kind in RELATIONAL or op.kind == "fixedpoint"
+                                        for op in self.operators.values())
 
     @property
     def inputs(self) -> dict[str, Schema]:

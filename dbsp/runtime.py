@@ -283,7 +283,8 @@ class Runtime(ABC):
         self.node = None
         for node_id in plan.order:  # event-time progress (windows): waterline, late rows
             if hasattr(self.executors[node_id], "event_time_progress"):
-                more_frontier, more_stats = self.executors[node_id].event_time_progress()
+                with _naming(node_id, plan.operators[node_id].kind):
+                    more_frontier, more_stats = self.executors[node_id].event_time_progress()
                 frontier[node_id].update(more_frontier)
                 stats.setdefault(node_id, {}).update(more_stats)
         return TickResult(

@@ -162,6 +162,11 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "dbspweb")
 # evaluator recomputes the views; above, a batch Spark evaluation (dbsp/spark/recompute.py).
 VERIFY_QUEUE = os.environ.get("VERIFY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}.verify")
 VERIFY_REFERENCE_MAX_ROWS = int(os.environ.get("VERIFY_REFERENCE_MAX_ROWS", "50000"))
+# Explaining a row (runs/explain.py) recomputes the run: in the request for logs of up to
+# EXPLAIN_SYNC_MAX_ROWS rows (bench/README.md: about half a second at 20000), on the
+# verification queue up to EXPLAIN_MAX_ROWS; larger logs are refused.
+EXPLAIN_SYNC_MAX_ROWS = int(os.environ.get("EXPLAIN_SYNC_MAX_ROWS", "20000"))
+EXPLAIN_MAX_ROWS = int(os.environ.get("EXPLAIN_MAX_ROWS", "1000000"))
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -21,6 +21,7 @@ class Workers:
     wake: Callable[[int], bool]  # new pushes or a resume: the run's worker applies pending pushes
     worker_of: Callable[[int], str]  # the worker that owns the run now ('' when none does)
     verify: Callable[[int], bool] | None = None  # a queued Verification (by id): recompute and compare
+    explain: Callable[[int], bool] | None = None  # a queued Explanation (by id): work out a row's derivation
 
 
 _workers: Workers | None = None
@@ -58,3 +59,10 @@ def verify(verification_id: int) -> bool:
     if workers.verify is None:
         raise ImproperlyConfigured("The registered workers do not verify runs.")
     return workers.verify(verification_id)
+
+
+def explain(explanation_id: int) -> bool:
+    workers = _registered()
+    if workers.explain is None:
+        raise ImproperlyConfigured("The registered workers do not explain rows.")
+    return workers.explain(explanation_id)

@@ -60,6 +60,9 @@ class Push(models.Model):
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
     applied_tick = models.IntegerField(null=True, blank=True)
+    # who pushed it (shown when a row is explained); NULL for pushes from before it was recorded
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name="+")
 
     class Meta:
         db_table = "circuits_push"
@@ -130,6 +133,29 @@ class Verification(models.Model):
     method = models.CharField(max_length=16, blank=True, default="")  # "reference" or "spark"
     result = models.JSONField(null=True, blank=True)  # {"ok": bool, "views": {view: {"missing", "extra"}}}
     error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+
+class ExplanationStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Explanation(models.Model):
+    """A row's explanation over a log too large to work out in the request
+    (runs/explain.py), carried out on the verification queue (workers/explain.py)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="explanations")
+    params = models.JSONField()  # the request's query parameters (checked), tick resolved
+    status = models.CharField(max_length=16, choices=ExplanationStatus.choices, default=ExplanationStatus.QUEUED)
+    result = models.JSONField(null=True, blank=True)  # the explanation, as the request would have answered
+    error = models.JSONField(null=True, blank=True)  # {"status", "detail", "errors"} of a failure
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -23,6 +23,7 @@ START_RUN = "workers.start_run"
 PROCESS_RUN = "workers.process_run"
 STOP_RUN = "workers.stop_run"
 VERIFY_RUN = "workers.verify_run"
+EXPLAIN_ROW = "workers.explain_row"
 
 
 def own_connection() -> None:
@@ -81,3 +82,9 @@ def verify(verification_id: int) -> bool:
     """A queued verification: to the verification queue, whose own worker process
     recomputes it (workers/verify.py) without holding any run's ticks."""
     return _send(VERIFY_RUN, verification_id, settings.VERIFY_QUEUE)
+
+
+def explain(explanation_id: int) -> bool:
+    """A queued explanation of a row (a log too large for the request): to the
+    verification queue too, whose worker reads the log and computes on its own."""
+    return _send(EXPLAIN_ROW, explanation_id, settings.VERIFY_QUEUE)

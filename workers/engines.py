@@ -15,6 +15,7 @@ from collections import defaultdict
 from django.conf import settings
 
 from dbsp import ZSet, compile_plan
+from dbsp.plan import RELATIONAL
 from dbsp.runtime import changes_from_records
 from dbsp.spark import SparkConfig, SparkRuntime, get_session
 
@@ -52,9 +53,6 @@ def held_runs() -> list[int]:
         return list(_runtimes)
 
 
-#: Operators whose incremental state is a function of their integrated inputs alone.
-RELATIONAL = {"input", "output", "filter", "map", "flat_map", "union", "difference", "distinct", "join",
-              "semijoin", "antijoin", "left_join", "aggregate", "top_k"}
 
 
 def replay_in_one_step(plan) -> bool:

@@ -7,6 +7,9 @@
   DBSPWEB_SWEEP_STALE: the wake-up was lost (a Redis restart drops queued task
   messages; the acknowledged pushes are in the database): wake the holder again.
 - A created run nobody started within DBSPWEB_SWEEP_STALE: its start message was lost.
+- A verification still queued after DBSPWEB_SWEEP_STALE: its message was lost (a
+  Redis restart): send it again (a verification is claimed once, so a duplicate
+  message does nothing).
 - A run this process still holds in memory but that was stopped or failed meanwhile
   (the stop message was lost): free it, on the worker's main thread.
 
@@ -23,7 +26,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from runs.models import Push, Run, RunStatus
+from runs.models import Push, Run, RunStatus, Verification, VerificationStatus
 
 from . import dispatch, engines
 from .identity import worker_id
@@ -52,13 +55,19 @@ def sweep() -> dict:
     for run_id in mine.filter(status=RunStatus.CREATED, created_at__lt=stale).values_list("pk", flat=True):
         if run_id not in live and dispatch._send(dispatch.START_RUN, run_id, None):
             started.append(run_id)
+    verifications = []
+    queued = Verification.objects.filter(status=VerificationStatus.QUEUED, created_at__lt=stale, run__in=mine)
+    for vid in queued.values_list("pk", flat=True):
+        if dispatch.verify(vid):
+            verifications.append(vid)
     held = engines.held_runs()
     if held:
         for run_id in Run.objects.filter(Q(pk__in=held) & Q(status__in=[RunStatus.STOPPED, RunStatus.FAILED])).values_list("pk", flat=True):
             if dispatch.to_worker(dispatch.STOP_RUN, run_id, worker_id()):
                 freed.append(run_id)
     WorkerHeartbeat.objects.filter(last_seen__lt=now - timedelta(days=1)).delete()
-    found = {"taken_over": taken_over, "woken": woken, "started": started, "freed": freed}
+    found = {"taken_over": taken_over, "woken": woken, "started": started, "freed": freed, "verifications": verifications}
     if any(found.values()):
-        log.info("event=sweep worker=%s taken_over=%s woken=%s started=%s freed=%s", worker_id(), taken_over, woken, started, freed)
+        log.info("event=sweep worker=%s taken_over=%s woken=%s started=%s freed=%s verifications=%s",
+                 worker_id(), taken_over, woken, started, freed, verifications)
     return found

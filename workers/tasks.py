@@ -17,7 +17,7 @@ from runs.broadcast import publish_status
 from runs.models import Run, RunStatus
 
 from . import dispatch, engines, heartbeat, identity, leases, sweeper, ticks
-from . import verify  # noqa: F401 - registers workers.verify_run (the verification queue's task)
+from . import explain, verify  # noqa: F401 - register workers.verify_run, workers.explain_row (the verification queue's)
 
 log = logging.getLogger(__name__)
 

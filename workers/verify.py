@@ -34,7 +34,7 @@ from runs.models import Verification, VerificationStatus
 from runs.outputs import integrated_views
 
 from . import dispatch
-from .engines import RELATIONAL, changes_of
+from .engines import changes_of
 
 log = logging.getLogger(__name__)
 ROWS_SHOWN = 100
@@ -42,7 +42,7 @@ ROWS_SHOWN = 100
 
 def from_whole_tables(plan) -> bool:
     """Whether the views at a tick are the query over the whole input tables then."""
-    return not plan.literal and all(op.kind in RELATIONAL or op.kind == "fixedpoint" for op in plan.operators.values())
+    return plan.whole_tables
 
 
 class _Progress:

@@ -81,6 +81,14 @@ def parse_duration(value, time_type: str) -> int:
     return int(m.group(1)) * _UNITS[m.group(2)]
 
 
+#: The longest duration a parameter may give, in the time column's units: the span of
+#: representable timestamps (year 1 to 9999), or of a bigint.
+MAX_DURATION = {"timestamp": (dt.datetime.max - dt.datetime.min) // dt.timedelta(microseconds=1),
+                "bigint": 2**63 - 1}
+#: The lowest waterline: below every representable event time.
+MIN_UNITS = {"timestamp": (dt.datetime.min - EPOCH) // dt.timedelta(microseconds=1), "bigint": -(2**63)}
+
+
 def to_units(value, time_type: str):
     """An event-time value -> an integer (microseconds since the epoch for timestamps)."""
     if value is None or time_type == "bigint":
@@ -127,6 +135,10 @@ class Window(Operator):
                 continue
             if values[param] < 0 or (values[param] == 0 and param != "lateness"):
                 problems.append(self.problem(f"parameter {param!r} must be {'>= 0' if param == 'lateness' else 'positive'}", param=param))
+            elif values[param] > MAX_DURATION[col.type]:
+                most = ("3652058 days (the span of timestamps)" if col.type == "timestamp"
+                        else f"{MAX_DURATION['bigint']} (the largest bigint)")
+                problems.append(self.problem(f"parameter {param!r} is too long: at most {most}", param=param))
         if problems:
             return problems
         self.lateness = values["lateness"]
@@ -177,8 +189,13 @@ class Window(Operator):
         times = [self.units(r) for r, w in change if w > 0 and r[self._t] is not None]
         if not times:
             return waterline
-        candidate = max(times) - self.lateness
+        candidate = self.waterline_after(max(times))
         return candidate if waterline is None else max(waterline, candidate)
+
+    def waterline_after(self, latest: int) -> int:
+        """The waterline a row at time `latest` moves it to (a lateness reaching before
+        the first representable time: nothing is late yet)."""
+        return max(latest - self.lateness, MIN_UNITS["bigint" if self.time_type == "bigint" else "timestamp"])
 
     def query(self, inputs):
         accepted, _, _ = self.admit(inputs["in"], None)

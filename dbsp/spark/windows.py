@@ -65,7 +65,7 @@ class _Admission:
         row = change.agg(F.sum(late).alias("late"), F.max(F.when(F.col(WEIGHT) > 0, t)).alias("t")).collect()[0]
         self.late += int(row["late"] or 0)
         if row["t"] is not None:
-            candidate = int(row["t"]) - self.op.lateness
+            candidate = self.op.waterline_after(int(row["t"]))
             self.waterline = candidate if self.waterline is None else max(self.waterline, candidate)
         return accepted
 

@@ -38,6 +38,19 @@ describe('errorMessages', () => {
     ).toEqual(['row 0, amount: expected bigint', 'node big: bad predicate', 'plain']);
   });
 
+  it('says a rejected push once: the summary quotes its one problem', () => {
+    const problem = 'record 0: orders has no row {"id": 9} to delete';
+    expect(
+      errorMessages({ detail: `The push was rejected: ${problem}. Nothing was stored.`, errors: [{ message: problem, row: 0 }] }),
+    ).toEqual([`The push was rejected: ${problem}. Nothing was stored.`]);
+  });
+
+  it('does not prefix a message that names its own record', () => {
+    expect(errorMessages({ errors: [{ row: 2, message: 'record 2: orders holds 1 of row x; it cannot delete 2' }] })).toEqual([
+      'record 2: orders holds 1 of row x; it cannot delete 2',
+    ]);
+  });
+
   it('reads DRF field errors', () => {
     expect(errorMessages({ name: ['This field is required.'], non_field_errors: ['Nope.'] })).toEqual([
       'name: This field is required.',

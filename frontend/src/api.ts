@@ -38,6 +38,22 @@ export interface Run {
   created_at: string;
 }
 
+/** A run as `GET /api/runs/` lists it (the requester's runs across circuits). */
+export interface RunListItem {
+  id: number;
+  circuit: number;
+  circuit_name: string;
+  version: number;
+  status: RunStatus;
+  current_tick: number;
+  /** The error's first line, shortened (the whole of it is in the run's detail). */
+  error: string;
+  /** Whether the requester may stop it. */
+  can_operate: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface PortRef {
   node: string;
   port: string;
@@ -142,11 +158,14 @@ export function errorMessages(body: unknown): string[] {
     for (const item of obj.errors) {
       if (item && typeof item === 'object') {
         const e = item as Record<string, unknown>;
+        const message = describeValue(e.message ?? item);
+        // said once: an item the summary already quotes adds nothing
+        if (typeof obj.detail === 'string' && message.length > 0 && obj.detail.includes(message)) continue;
         const where: string[] = [];
-        if (e.row !== undefined && e.row !== null) where.push(`row ${String(e.row)}`);
+        // (a message that names its own record or row, "record 0: …", is not prefixed again)
+        if (e.row !== undefined && e.row !== null && !/^(record|row) \d+\b/.test(message)) where.push(`row ${String(e.row)}`);
         if (e.node !== undefined && e.node !== null) where.push(`node ${String(e.node)}`);
         if (e.field !== undefined && e.field !== null) where.push(String(e.field));
-        const message = describeValue(e.message ?? item);
         lines.push(where.length ? `${where.join(', ')}: ${message}` : message);
       } else {
         lines.push(describeValue(item));
@@ -254,6 +273,12 @@ export const api = {
   listRuns: (circuitId: number) => listAll<Run>(`/api/circuits/${circuitId}/runs/`),
   startRun: (circuitId: number) => request<Run>('POST', `/api/circuits/${circuitId}/runs/`),
 
+  /** One page of the requester's runs across circuits, newest first. */
+  myRuns: ({ status = '', page = 1, pageSize = 50 }: { status?: string; page?: number; pageSize?: number } = {}) =>
+    request<Page<RunListItem>>(
+      'GET',
+      `/api/runs/?${new URLSearchParams({ ...(status ? { status } : {}), page: String(page), page_size: String(pageSize) })}`,
+    ),
   getRun: (id: number) => request<Run>('GET', `/api/runs/${id}/`),
   stopRun: (id: number) => request<Run>('POST', `/api/runs/${id}/stop/`),
   push: (runId: number, input: string, records: ChangeRecord[]) =>

@@ -3,6 +3,7 @@ from rest_framework import serializers
 from .. import dispatch
 from ..interface import run_interface
 from ..lag import lag_of
+from ..listing import error_preview
 from ..models import Push, Run
 
 
@@ -89,3 +90,25 @@ class TickDeltasSerializer(serializers.Serializer):
 class DeltasSerializer(serializers.Serializer):
     ticks = TickDeltasSerializer(many=True)
     more = serializers.BooleanField(help_text="more ticks after the last one: ask again with since=<last tick>")
+
+
+class RunListItemSerializer(serializers.ModelSerializer):
+    """One run in a list across circuits: what a table of runs shows, read in one query
+    (no interface, lag or worker: those are in `GET /api/runs/<id>/`)."""
+
+    circuit_name = serializers.CharField(source="circuit.name", read_only=True)
+    version = serializers.IntegerField(source="version.number", read_only=True)
+    error = serializers.SerializerMethodField(help_text="The run's error in one short line (the whole of it is in GET /api/runs/<id>/).")
+    can_operate = serializers.SerializerMethodField(help_text="Whether the requester may stop, pause or push to the run.")
+
+    class Meta:
+        model = Run
+        fields = ["id", "circuit", "circuit_name", "version", "status", "current_tick", "error", "can_operate",
+                  "created_at", "updated_at"]
+        read_only_fields = fields
+
+    def get_error(self, run) -> str:
+        return error_preview(run.error)
+
+    def get_can_operate(self, run) -> bool:
+        return bool(run.operable)

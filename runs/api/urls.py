@@ -1,10 +1,11 @@
 """The REST API of runs, mounted under /api/ (dbspweb/urls.py)."""
 from django.urls import path
 
-from . import control, inputs, profile, stats, verify, views
+from . import control, explain, inputs, listing, profile, stats, verify, views
 
 urlpatterns = [
     path("circuits/<int:pk>/runs/", views.CircuitRunsView.as_view(), name="circuit-runs"),
+    path("runs/", listing.RunListView.as_view(), name="run-list"),
     path("runs/<int:pk>/stats/", stats.RunStatsView.as_view(), name="run-stats"),
     path("runs/<int:pk>/profile/", profile.RunProfileView.as_view(), name="run-profile"),
     path("runs/<int:pk>/frontier/", profile.RunFrontierView.as_view(), name="run-frontier"),
@@ -14,6 +15,8 @@ urlpatterns = [
     path("runs/<int:pk>/resume/", control.RunResumeView.as_view(), name="run-resume"),
     path("runs/<int:pk>/inputs/<str:input_name>/push/", views.PushView.as_view(), name="run-push"),
     path("runs/<int:pk>/inputs/<str:input_name>/rows/", inputs.InputRowsView.as_view(), name="run-input-rows"),
+    path("runs/<int:pk>/explain/", explain.ExplainView.as_view(), name="run-explain"),
+    path("runs/<int:pk>/explain/<int:eid>/", explain.ExplanationView.as_view(), name="run-explanation"),
     path("runs/<int:pk>/verify/", verify.VerifyView.as_view(), name="run-verify"),
     path("runs/<int:pk>/verify/<int:vid>/", verify.VerificationView.as_view(), name="run-verification"),
     path("runs/<int:pk>/completion/", views.CompletionView.as_view(), name="run-completion"),

@@ -412,16 +412,16 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
 
     # "My runs" lists the user's runs across circuits; stopping one asks first.
     page.get_by_test_id("nav-runs").click()
-    row = page.locator(f'[data-testid=my-run][data-run-id="{run_id}"]')
+    row = page.locator(f'[data-testid=my-runs] [data-testid=run-row][data-run-id="{run_id}"]')
     expect(row).to_have_attribute("data-status", "running")
     expect(row).to_contain_text(long_name[:20])
     asked = []
     page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
-    page.get_by_test_id(f"my-run-stop-{run_id}").click()
+    page.get_by_test_id(f"run-stop-{run_id}").click()
     assert answered(page, asked) and f"Stop run #{run_id}" in asked[0]
     expect(row).to_have_attribute("data-status", "running")
     page.once("dialog", lambda d: d.accept())
-    page.get_by_test_id(f"my-run-stop-{run_id}").click()
+    page.get_by_test_id(f"run-stop-{run_id}").click()
     expect(row).to_have_attribute("data-status", "stopped", timeout=60_000)
-    expect(page.get_by_test_id(f"my-run-stop-{run_id}")).to_have_count(0)
+    expect(page.get_by_test_id(f"run-stop-{run_id}")).to_have_count(0)
     shot(page, "my-runs")

@@ -66,6 +66,7 @@ def test_verify_shows_a_check_mark_then_the_differing_rows(live_stack, page, mak
     page.get_by_test_id("push-delete-transactions").click()
     expect(page.get_by_test_id("push-error-transactions")).to_contain_text(
         'record 0: transactions has no row {"id": 9, "from_acct": 1, "to_acct": 2, "amount": 125} to delete')
+    assert page.get_by_test_id("push-error-transactions").inner_text().count("has no row") == 1  # said once
 
     page.get_by_test_id("verify-button").click()
     expect(page.get_by_test_id("verify-ok")).to_contain_text(f"✓ Tick {tick}: every output equals", timeout=180_000)

@@ -200,3 +200,34 @@ def test_a_change_that_cancels_all_state_on_the_spark_path(spark):
         change = {"r": changes_from_records(records, plan.inputs["r"])}
         assert rt.step(change).outputs == ref.step(change).outputs
     assert ref.step({}).outputs["v"] == z()
+
+
+@pytest.mark.parametrize("driver_max_rows", [10_000, 0])  # the driver path; the Spark path
+def test_a_lateness_reaching_before_year_one_keeps_every_row(spark, driver_max_rows):
+    """A lateness longer than the time since year 1 used to fail the tick with a bare
+    OverflowError (the waterline fell outside the timestamps). The waterline stops at
+    the first representable time: no row is late, and both backends agree."""
+    from dbsp.spark import SparkRuntime
+
+    doc = circuit({"r": schema("ts:timestamp", "value:double")},
+                  [("w", "tumbling_window", {"time": "ts", "size": "1 hour", "lateness": "3000000 days",
+                                             "aggregates": [{"fn": "sum", "expr": "value", "as": "total"}]}),
+                   ("v", "output", {})], ["r.out->w.in", "w.out->v.in"])
+    plan = compile_plan(doc)
+    rt, ref = SparkRuntime(plan, spark, driver_max_rows=driver_max_rows, arrow_max_rows=driver_max_rows), ReferenceRuntime(plan)
+    for records in ([ins(ts="2026-11-21T10:30:00", value=1.0)], [ins(ts="1000-01-01T00:00:00", value=2.0)]):
+        change = {"r": changes_from_records(records, plan.inputs["r"])}
+        got, want = rt.step(change), ref.step(change)
+        assert got.outputs == want.outputs and got.stats["w"]["late_rows"] == 0
+    assert got.outputs["v"] == z((dt.datetime(1000, 1, 1), dt.datetime(1000, 1, 1, 1), 2.0))
+    assert got.frontier["w"]["waterline"] == want.frontier["w"]["waterline"]
+
+
+@pytest.mark.parametrize("time_type,value", [("timestamp", "5000000 days"), ("bigint", 2**63)])
+def test_a_duration_beyond_the_time_type_is_refused_at_validation(time_type, value):
+    doc = circuit({"r": schema(f"ts:{time_type}", "value:bigint")},
+                  [("w", "tumbling_window", {"time": "ts", "size": 10 if time_type == "bigint" else "1 hour",
+                                             "lateness": value, "aggregates": [{"fn": "count", "as": "n"}]}),
+                   ("v", "output", {})], ["r.out->w.in", "w.out->v.in"])
+    problems = [p for p in validate(doc) if p.node == "w"]
+    assert problems and problems[0].param == "lateness" and "too long" in problems[0].message, problems

@@ -10,7 +10,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from circuits import services
-from runs.models import Push, Run
+from runs.models import Push, Run, Verification
 from tests.conftest import example
 from workers import sweeper
 from workers.models import RunLease, WorkerHeartbeat
@@ -22,16 +22,16 @@ QUEUE = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-sweeper-test"
 @pytest.fixture
 def broker():
     client = redis.Redis.from_url(settings.REDIS_URL)
-    client.delete(QUEUE, f"{QUEUE}.w.holder")
+    client.delete(QUEUE, f"{QUEUE}.w.holder", f"{QUEUE}.verify")
     yield client
-    client.delete(QUEUE, f"{QUEUE}.w.holder")
+    client.delete(QUEUE, f"{QUEUE}.w.holder", f"{QUEUE}.verify")
 
 
 def sent(client, queue):
     return sorted((json.loads(m)["headers"]["task"], json.loads(m)["headers"]["argsrepr"]) for m in client.lrange(queue, 0, -1))
 
 
-@override_settings(CELERY_TASK_DEFAULT_QUEUE=QUEUE, SWEEP_STALE=5)
+@override_settings(CELERY_TASK_DEFAULT_QUEUE=QUEUE, VERIFY_QUEUE=f"{QUEUE}.verify", SWEEP_STALE=5)
 def test_sweep_re_drives_orphaned_stuck_and_unstarted_runs(django_user_model, broker):
     alice = django_user_model.objects.create_user("alice", password="x")
     circuit = services.create_circuit(alice, "c", "", "private", example("big_orders"))
@@ -58,9 +58,16 @@ def test_sweep_re_drives_orphaned_stuck_and_unstarted_runs(django_user_model, br
     unstarted = make_run("created", minutes_old=5)  # its start message was lost
     make_run("created")  # just created: its start is on the way
     make_run("paused")
-    make_run("stopped")
+    done = make_run("stopped")
+    lost = Verification.objects.create(run=done, tick=0)  # queued 5 minutes ago: its message was lost
+    Verification.objects.create(run=done, tick=0)  # just queued: its message is on the way
+    taken = Verification.objects.create(run=done, tick=0)  # a verify worker has it
+    Verification.objects.filter(pk__in=[lost.pk, taken.pk]).update(created_at=now - timedelta(minutes=5))
+    Verification.objects.filter(pk=taken.pk).update(status="running")
 
     found = sweeper.sweep()
-    assert found == {"taken_over": [orphan.pk], "woken": [stuck.pk], "started": [unstarted.pk], "freed": []}
+    assert found == {"taken_over": [orphan.pk], "woken": [stuck.pk], "started": [unstarted.pk], "freed": [],
+                     "verifications": [lost.pk]}
+    assert sent(broker, f"{QUEUE}.verify") == [("workers.verify_run", f"({lost.pk},)")]
     assert sent(broker, QUEUE) == sorted([("workers.process_run", f"({orphan.pk},)"), ("workers.start_run", f"({unstarted.pk},)")])
     assert sent(broker, f"{QUEUE}.w.holder") == [("workers.process_run", f"({stuck.pk},)")]

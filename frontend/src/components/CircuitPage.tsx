@@ -12,6 +12,7 @@ import { setLeaveGuard } from '../leaveGuard';
 import { circuitHref, navigate, runHref } from '../route';
 import { ErrorText, messagesOf } from './ErrorText';
 import { SourcePane, sourceOf } from '../sources/SourcePane';
+import { RunsTable } from './RunsTable';
 import { ShareDialog } from './ShareDialog';
 
 // The compiled plan's canvas is a chunk of its own, loaded when the plan is first shown.
@@ -53,6 +54,7 @@ export function CircuitPage({ circuitId, username }: Props) {
       readOnly={circuit !== null && circuit.owner !== username}
       signedIn={username !== null}
       onCircuit={setCircuit}
+      onRunStopped={(run) => setRuns((rs) => (rs ?? []).map((r) => (r.id === run.id ? run : r)))}
     />
   );
 }
@@ -77,6 +79,7 @@ export function CircuitWorkspace({
   readOnly,
   signedIn,
   onCircuit,
+  onRunStopped,
   shareToken,
 }: {
   circuit: EditorCircuit | null;
@@ -84,6 +87,7 @@ export function CircuitWorkspace({
   readOnly: boolean;
   signedIn: boolean;
   onCircuit: (c: EditorCircuit) => void;
+  onRunStopped?: (run: Run) => void;
   shareToken?: string;
 }) {
   const initial = useMemo<Doc>(() => (circuit?.latest_version?.document as Doc | undefined) ?? emptyDocument(), [circuit?.latest_version]);
@@ -109,9 +113,13 @@ export function CircuitWorkspace({
   };
 
   const [message, setMessage] = useState('');
+  // The document on screen now (a save's answer may come after further edits).
+  const onScreen = useRef(state.doc);
+  onScreen.current = state.doc;
   const save = useCallback(async (messageOverride?: string): Promise<boolean> => {
     setBusy('save');
     setProblems([]);
+    const sent = state.doc;
     try {
       if (!circuit) {
         const created = await editorApi.createCircuit(name.trim() || 'Untitled circuit', state.doc);
@@ -119,14 +127,21 @@ export function CircuitWorkspace({
         navigate(circuitHref(created.id));
         return true;
       }
-      const saved = await editorApi.saveVersion(circuit.id, state.doc, (messageOverride ?? message).trim());
-      state.markSaved();
+      const saved = await editorApi.saveVersion(circuit.id, sent, (messageOverride ?? message).trim());
+      state.markSaved(sent);
       setMessage('');
       onCircuit({ ...circuit, latest_version: saved as CircuitVersion });
       setStatus(`Saved version ${saved.number}.`);
       return true;
     } catch (error) {
-      fail(error);
+      if (onScreen.current !== sent) {
+        // Its problems were those of the document as it was: edited since, they are
+        // stale (the editor checks the document on screen). Say only that it was not saved.
+        setProblems([]);
+        setStatus('Version not saved: the document as it was when you pressed Save was refused; it has changed since. Save again.');
+      } else {
+        fail(error);
+      }
       return false;
     } finally {
       setBusy(null);
@@ -375,7 +390,11 @@ export function CircuitWorkspace({
       {circuit && !shareToken && (
         <div className="card">
           <h2>Runs</h2>
-          <RunList runs={runs} />
+          {runs.length === 0 ? (
+            <p className="muted">No runs yet.</p>
+          ) : (
+            <RunsTable runs={runs} testId="circuit-runs" canStop={() => !readOnly} onStopped={onRunStopped} />
+          )}
         </div>
       )}
       {sharing && circuit && <ShareDialog circuit={circuit} onClose={() => setSharing(false)} onChanged={(visibility) => onCircuit({ ...circuit, visibility })} />}
@@ -506,39 +525,5 @@ function DiffView({ diff }: { diff: VersionDiff }) {
         ))}
       </ul>
     </div>
-  );
-}
-
-function RunList({ runs }: { runs: Run[] }) {
-  if (runs.length === 0) return <p className="muted">No runs yet.</p>;
-  return (
-    <table className="runs">
-      <thead>
-        <tr>
-          <th>Run</th>
-          <th>Status</th>
-          <th>Version</th>
-          <th>Tick</th>
-          <th>Started</th>
-        </tr>
-      </thead>
-      <tbody>
-        {runs.map((run) => (
-          <tr key={run.id}>
-            <td>
-              <a href={runHref(run.id)} data-testid="run-link">
-                Run #{run.id}
-              </a>
-            </td>
-            <td>
-              <span className={`status status-${run.status}`}>{run.status}</span>
-            </td>
-            <td>{run.version}</td>
-            <td>{run.current_tick}</td>
-            <td>{formatTime(run.created_at)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }

@@ -1,13 +1,16 @@
 import { formatRow, formatWeight } from '../format';
+import type { Row } from '../api';
 import type { FeedEntry } from '../runState';
 
 interface Props {
   view: string;
   entries: FeedEntry[];
+  /** When given, each change has an "Explain" button (why did it change at its tick?). */
+  onExplain?: (row: Row, tick: number) => void;
 }
 
 /** Recent output deltas of one view, newest first. */
-export function DeltaFeed({ view, entries }: Props) {
+export function DeltaFeed({ view, entries, onExplain }: Props) {
   return (
     <div className="delta-feed-wrap">
       <ol className="delta-feed" data-testid={`delta-feed-${view}`}>
@@ -21,6 +24,9 @@ export function DeltaFeed({ view, entries }: Props) {
             title={formatRow(entry.data)}
           >
             {`${formatWeight(entry.weight)}  tick ${entry.tick}  ${formatRow(entry.data)}`}
+            {onExplain && (
+              <button type="button" className="explain-row-button" data-testid="explain-delta" title="Why did this row change?" onClick={() => onExplain(entry.data, entry.tick)} aria-label="Explain" />
+            )}
           </li>
         ))}
       </ol>

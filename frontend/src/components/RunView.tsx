@@ -17,6 +17,8 @@ import { PushForm } from './PushForm';
 import { ViewTable } from './ViewTable';
 import { InputTables } from '../verify/InputTables';
 import { VerifyPanel } from '../verify/VerifyPanel';
+import { ExplainPanel } from '../explain/ExplainPanel';
+import type { ExplainTarget } from '../explain/explainApi';
 import { useProfile } from '../profile/useProfile';
 import '../verify/verify.css';
 
@@ -54,6 +56,8 @@ export function RunView({ runId }: Props) {
   const [busy, setBusy] = useState<string | null>(null);
   const [live, dispatch] = useReducer(liveRunReducer, initialLiveRun);
   const [chosenSeries, setChosenSeries] = useState<string[] | null>(null);
+  const [explaining, setExplaining] = useState<ExplainTarget | null>(null);
+  const closeExplain = useCallback(() => setExplaining(null), []);
   const loaded = run !== null;
   const circuitId = run?.circuit ?? null;
   const runVersion = run?.version ?? null;
@@ -259,10 +263,10 @@ export function RunView({ runId }: Props) {
                   <code>{view}</code>
                 </h3>
                 <div className="view-body">
-                  <ViewTable view={view} zset={live.views[view] ?? emptyZSet} />
+                  <ViewTable view={view} zset={live.views[view] ?? emptyZSet} onExplain={(row) => setExplaining({ view, row, tick })} />
                   <div>
                     <h4>Changes</h4>
-                    <DeltaFeed view={view} entries={live.feeds[view] ?? []} />
+                    <DeltaFeed view={view} entries={live.feeds[view] ?? []} onExplain={(row, at) => setExplaining({ view, row, tick: at })} />
                   </div>
                 </div>
               </div>
@@ -271,6 +275,7 @@ export function RunView({ runId }: Props) {
           <VerifyPanel runId={run.id} tick={tick} />
         </div>
       </div>
+      {explaining && <ExplainPanel runId={run.id} target={explaining} onClose={closeExplain} />}
       {/* The graph and the chart: the page's full width, below what the user came for. */}
       <div className="run-wide">
         <details className="card graph-card" open data-testid="graph-section">

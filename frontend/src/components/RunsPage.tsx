@@ -1,107 +1,84 @@
-// All of the user's runs across their circuits, newest first, with status and a Stop
-// that asks first. Built from the existing endpoints (the user's circuits, then each
-// circuit's runs): no endpoint lists runs across circuits yet.
+// All of the user's runs across their circuits (GET /api/runs/), newest first, with their
+// status, a status filter, pages, and a Stop that asks first.
 
 import { useCallback, useEffect, useState } from 'react';
-import { api, type Run } from '../api';
-import { editorApi, type EditorCircuit } from '../api/editor';
-import { formatTime } from '../format';
-import { circuitHref, runHref } from '../route';
+import { api, type Page, type RunListItem, type RunStatus } from '../api';
 import { ErrorText, messagesOf } from './ErrorText';
+import { RunsTable } from './RunsTable';
 
-type Row = Run & { circuitName: string };
-
-const LIVE = new Set(['created', 'running', 'paused']);
-
-async function myCircuits(): Promise<EditorCircuit[]> {
-  const all: EditorCircuit[] = [];
-  for (let page = 1; page <= 20; page++) {
-    const body = await editorApi.listCircuits({ scope: 'mine', page });
-    all.push(...body.results);
-    if (!body.next) break;
-  }
-  return all;
-}
+const PAGE_SIZE = 50;
+const FILTERS: { value: string; label: string }[] = [
+  { value: '', label: 'All runs' },
+  { value: 'created,running,paused', label: 'Live (created, running, paused)' },
+  ...(['running', 'paused', 'stopped', 'failed'] satisfies RunStatus[]).map((s) => ({ value: s, label: s[0]!.toUpperCase() + s.slice(1) })),
+];
 
 export function RunsPage() {
-  const [rows, setRows] = useState<Row[] | null>(null);
+  const [body, setBody] = useState<Page<RunListItem> | null>(null);
   const [errors, setErrors] = useState<string[]>([]);
-  const [busy, setBusy] = useState<number | null>(null);
+  const [status, setStatus] = useState('');
+  const [page, setPage] = useState(1);
 
   const load = useCallback(async () => {
     try {
-      const circuits = await myCircuits();
-      const runs = await Promise.all(circuits.map(async (c) => (await api.listRuns(c.id)).map((r) => ({ ...r, circuitName: c.name }))));
-      setRows(runs.flat().sort((a, b) => b.id - a.id));
+      setBody(await api.myRuns({ status, page, pageSize: PAGE_SIZE }));
+      setErrors([]);
     } catch (error) {
       setErrors(messagesOf(error));
     }
-  }, []);
+  }, [status, page]);
 
   useEffect(() => {
     void load();
   }, [load]);
 
-  async function stop(run: Row) {
-    if (!window.confirm(`Stop run #${run.id} of "${run.circuitName}"? It cannot be resumed; its outputs stay readable.`)) return;
-    setBusy(run.id);
-    try {
-      await api.stopRun(run.id);
-      await load();
-    } catch (error) {
-      setErrors(messagesOf(error));
-    } finally {
-      setBusy(null);
-    }
-  }
-
+  const pages = body ? Math.max(1, Math.ceil(body.count / PAGE_SIZE)) : 1;
   return (
     <section>
       <div className="page-head">
         <h1>My runs</h1>
+        <label className="runs-filter">
+          <span className="muted">Show</span>
+          <select
+            data-testid="my-runs-status"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.target.value);
+              setPage(1);
+            }}
+          >
+            {FILTERS.map((f) => (
+              <option key={f.value} value={f.value}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+        </label>
       </div>
       <ErrorText messages={errors} />
-      {rows === null && errors.length === 0 && <p className="muted">Loading…</p>}
-      {rows !== null && rows.length === 0 && <p className="muted">No runs yet: open a circuit and press Start run.</p>}
-      {rows !== null && rows.length > 0 && (
-        <table className="runs" data-testid="my-runs">
-          <thead>
-            <tr>
-              <th>Run</th>
-              <th>Circuit</th>
-              <th>Status</th>
-              <th>Version</th>
-              <th>Tick</th>
-              <th>Started</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((run) => (
-              <tr key={run.id} data-testid="my-run" data-run-id={run.id} data-status={run.status}>
-                <td>
-                  <a href={runHref(run.id)}>Run #{run.id}</a>
-                </td>
-                <td>
-                  <a href={circuitHref(run.circuit)}>{run.circuitName}</a>
-                </td>
-                <td>
-                  <span className={`status status-${run.status}`}>{run.status}</span>
-                </td>
-                <td>{run.version}</td>
-                <td>{run.current_tick}</td>
-                <td>{formatTime(run.created_at)}</td>
-                <td>
-                  {LIVE.has(run.status) && (
-                    <button type="button" className="danger" data-testid={`my-run-stop-${run.id}`} disabled={busy !== null} onClick={() => void stop(run)}>
-                      {busy === run.id ? 'Stopping…' : 'Stop'}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      {body === null && errors.length === 0 && <p className="muted">Loading…</p>}
+      {body !== null && body.count === 0 && (
+        <p className="muted" data-testid="my-runs-empty">
+          {status ? 'No runs in this status.' : 'No runs yet: open a circuit and press Start run.'}
+        </p>
+      )}
+      {body !== null && body.results.length > 0 && (
+        <>
+          <RunsTable runs={body.results} showCircuit testId="my-runs" onStopped={() => void load()} />
+          {pages > 1 && (
+            <div className="pager" data-testid="my-runs-pager">
+              <button type="button" onClick={() => setPage(page - 1)} disabled={page <= 1}>
+                ‹
+              </button>
+              <span>
+                {(page - 1) * PAGE_SIZE + 1}–{Math.min(body.count, page * PAGE_SIZE)} of {body.count}
+              </span>
+              <button type="button" onClick={() => setPage(page + 1)} disabled={page >= pages}>
+                ›
+              </button>
+            </div>
+          )}
+        </>
       )}
     </section>
   );

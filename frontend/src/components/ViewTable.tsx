@@ -2,6 +2,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState } from 'react';
 import { formatValue } from '../format';
 import { orderedRows, type Sort } from '../dashboard/tableRows';
+import type { Row } from '../api';
 import type { ZSet } from '../zset';
 
 interface Props {
@@ -9,6 +10,8 @@ interface Props {
   zset: ZSet;
   /** Test id of the table (default `view-table-<view>`). */
   testId?: string;
+  /** When given, each row has an "Explain" button (why is this row here?). */
+  onExplain?: (row: Row) => void;
 }
 
 export const PAGE_SIZES = [100, 1000, 10000] as const;
@@ -18,7 +21,7 @@ const ROW_HEIGHT = 29;
 
 /** The integrated contents of one output view: sortable by any column, paged, and
  * virtualised (only visible rows in the DOM) for long pages. */
-export function ViewTable({ view, zset, testId }: Props) {
+export function ViewTable({ view, zset, testId, onExplain }: Props) {
   const [sort, setSort] = useState<Sort>(null);
   const [pageSize, setPageSize] = useState<number>(PAGE_SIZES[0]);
   const [page, setPage] = useState(0);
@@ -49,7 +52,7 @@ export function ViewTable({ view, zset, testId }: Props) {
     setPage(0);
   }
 
-  const span = columns.length + (showWeight ? 1 : 0);
+  const span = columns.length + (showWeight ? 1 : 0) + (onExplain ? 1 : 0);
   return (
     <div className="view-table-block">
       <div className={`table-wrap${virtual ? ' virtual' : ''}`} ref={scrollRef} data-testid={`view-scroll-${view}`}>
@@ -65,6 +68,7 @@ export function ViewTable({ view, zset, testId }: Props) {
                 </th>
               ))}
               {showWeight && <th className="weight">weight</th>}
+              {onExplain && <th aria-label="Explain" />}
             </tr>
           </thead>
           <tbody>
@@ -81,6 +85,11 @@ export function ViewTable({ view, zset, testId }: Props) {
                   </td>
                 ))}
                 {showWeight && <td className={`weight ${row.weight < 0 ? 'negative' : ''}`}>{row.weight}</td>}
+                {onExplain && (
+                  <td>
+                    <button type="button" className="explain-row-button" data-testid="explain-row" title="Why is this row here?" onClick={() => onExplain(row.data)} aria-label="Explain" />
+                  </td>
+                )}
               </tr>
             ))}
             {padBottom > 0 && (

@@ -20,7 +20,7 @@ import { editorApi, type Validation } from '../api/editor';
 import { messagesOf } from '../components/ErrorText';
 import { docToFlow, type FlowNode } from './flow';
 import { autoLayout, needsLayout } from './layout';
-import { dropCorner, freeOffset, overlapping } from './placement';
+import { dropCorner, freeOffset, freeSpot, overlapping } from './placement';
 import {
   addEdge,
   addNode,
@@ -379,6 +379,47 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
     }
   }, []);
 
+  /** The canvas on screen (in flow coordinates), less the minimap's corner. */
+  const visibleCanvas = useCallback(
+    (rect: DOMRect) => {
+      const topLeft = flowApi.screenToFlowPosition({ x: rect.left, y: rect.top });
+      const bottomRight = flowApi.screenToFlowPosition({ x: rect.right, y: rect.bottom - MINIMAP.height - 20 });
+      return { x: topLeft.x, y: topLeft.y, width: bottomRight.x - topLeft.x, height: bottomRight.y - topLeft.y };
+    },
+    [flowApi],
+  );
+
+  /** Where a new node with its corner at `corner` may go without covering another: the
+   * boxes of its scope's nodes (a fixed point's inner nodes when the corner is inside
+   * its box, else the top-level nodes), and the room it has (the visible canvas, within
+   * that fixed point's box). */
+  const placeNew = useCallback(
+    (corner: { x: number; y: number }, view: { x: number; y: number; width: number; height: number }) => {
+      const group = groupAt(corner);
+      const nodes = flowApi.getNodes();
+      const byId = new Map(nodes.map((n) => [n.id, n]));
+      const boxOf = (n: (typeof nodes)[number]) => {
+        const parent = n.parentId ? byId.get(n.parentId) : undefined;
+        return {
+          x: n.position.x + (parent?.position.x ?? 0),
+          y: n.position.y + (parent?.position.y ?? 0),
+          width: n.measured?.width ?? n.width ?? 160,
+          height: n.measured?.height ?? n.height ?? 50,
+        };
+      };
+      const scope = nodes.filter((n) => (group ? n.parentId === group.id : !n.parentId));
+      let room = view;
+      if (group) {
+        const g = boxOf(group);
+        const x = Math.max(view.x, g.x);
+        const y = Math.max(view.y, g.y + 30); // below its title
+        room = { x, y, width: Math.min(view.x + view.width, g.x + g.width) - x, height: Math.min(view.y + view.height, g.y + g.height) - y };
+      }
+      return freeSpot(corner, scope.map(boxOf), room);
+    },
+    [flowApi, groupAt],
+  );
+
   const onDrop = useCallback(
     (event: DragEvent) => {
       const kind = event.dataTransfer.getData(DND_TYPE);
@@ -388,20 +429,22 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
       // Near an edge the node moves in so all of it shows (not under the minimap either).
       const rect = wrapper.current?.getBoundingClientRect();
       if (!rect) return createNode(kind, { x: at.x - 80, y: at.y - 25 });
-      const topLeft = flowApi.screenToFlowPosition({ x: rect.left, y: rect.top });
-      const bottomRight = flowApi.screenToFlowPosition({ x: rect.right, y: rect.bottom - MINIMAP.height - 20 });
-      createNode(kind, dropCorner(at, { x: topLeft.x, y: topLeft.y, width: bottomRight.x - topLeft.x, height: bottomRight.y - topLeft.y }));
+      const view = visibleCanvas(rect);
+      // ... and beside the nodes already there, not on top of one
+      createNode(kind, placeNew(dropCorner(at, view), view));
     },
-    [readOnly, flowApi, createNode],
+    [readOnly, flowApi, createNode, visibleCanvas, placeNew],
   );
 
   const addAtCenter = useCallback(
     (kind: string) => {
       const rect = wrapper.current?.getBoundingClientRect();
-      const at = rect ? flowApi.screenToFlowPosition({ x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 }) : { x: 0, y: 0 };
-      createNode(kind, { x: at.x - 80 + Math.random() * 40, y: at.y - 25 + Math.random() * 40 });
+      if (!rect) return createNode(kind, { x: 0, y: 0 });
+      const at = flowApi.screenToFlowPosition({ x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 });
+      const view = visibleCanvas(rect);
+      createNode(kind, placeNew(dropCorner(at, view), view));
     },
-    [flowApi, createNode],
+    [flowApi, createNode, visibleCanvas, placeNew],
   );
 
   // ------------------------------------------------------------ commands

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dropCorner, freeOffset, overlapping } from './placement';
+import { dropCorner, freeOffset, freeSpot, intersects, overlapping } from './placement';
 import type { Doc } from './model';
 
 const doc = (nodes: Array<[string, number, number]>): Doc => ({
@@ -31,5 +31,29 @@ describe('placement', () => {
     expect(corner.x + 200).toBeLessThanOrEqual(800);
     expect(corner.y + 64).toBeLessThanOrEqual(500);
     expect(dropCorner({ x: 400, y: 200 }, view)).toEqual({ x: 300, y: 180 });
+  });
+});
+
+describe('freeSpot', () => {
+  const view = { x: 0, y: 0, width: 800, height: 500 };
+  const size = { width: 160, height: 50 };
+
+  it('keeps a corner that covers nothing', () => {
+    expect(freeSpot({ x: 100, y: 100 }, [{ x: 400, y: 100, width: 160, height: 50 }], view, size)).toEqual({ x: 100, y: 100 });
+  });
+
+  it('moves a node dropped onto another to the nearest free place, inside the view', () => {
+    const other = { x: 300, y: 200, width: 160, height: 50 };
+    const spot = freeSpot({ x: 300, y: 200 }, [other], view, size);
+    expect(intersects({ ...spot, ...size }, other)).toBe(false);
+    expect(spot.x).toBeGreaterThanOrEqual(0);
+    expect(spot.y + size.height).toBeLessThanOrEqual(500);
+    // the nearest: just above or below it, not across the canvas
+    expect(Math.abs(spot.x - 300) + Math.abs(spot.y - 200)).toBeLessThanOrEqual(100);
+  });
+
+  it('keeps the corner when the view has no room left', () => {
+    const full = { x: 0, y: 0, width: 800, height: 500 };
+    expect(freeSpot({ x: 10, y: 10 }, [full], view, size)).toEqual({ x: 10, y: 10 });
   });
 });

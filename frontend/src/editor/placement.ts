@@ -72,3 +72,27 @@ export function dropCorner(at: { x: number; y: number }, view: Box, size = DEFAU
     y: clamp(y, view.y + GAP, view.y + view.height - size.height - GAP),
   };
 }
+
+/** The free spot nearest to `corner` for a new node of `size`: `corner` itself when the
+ * node would cover none of `others`, else the closest place on a 20-unit grid inside
+ * `view` where it covers none (a drop onto a node lands beside it, not on it). When
+ * the visible canvas has no room left, `corner` as it is. */
+export function freeSpot(corner: { x: number; y: number }, others: readonly Box[], view: Box, size = DEFAULT_SIZE): { x: number; y: number } {
+  const free = (x: number, y: number) => others.every((o) => !intersects({ x, y, width: size.width, height: size.height }, o));
+  if (free(corner.x, corner.y)) return corner;
+  const step = 20;
+  const lo = { x: view.x + GAP, y: view.y + GAP };
+  const hi = { x: view.x + view.width - size.width - GAP, y: view.y + view.height - size.height - GAP };
+  let best: { x: number; y: number } | null = null;
+  let bestDistance = Infinity;
+  for (let x = lo.x; x <= hi.x; x += step) {
+    for (let y = lo.y; y <= hi.y; y += step) {
+      const distance = (x - corner.x) ** 2 + (y - corner.y) ** 2;
+      if (distance < bestDistance && free(x, y)) {
+        best = { x, y };
+        bestDistance = distance;
+      }
+    }
+  }
+  return best ?? corner;
+}

@@ -24,7 +24,9 @@ export interface DocumentHistory {
   dirty: boolean;
   /** `dirty` as of now (for handlers that run between renders). */
   isDirty: () => boolean;
-  markSaved: () => void;
+  /** The document saved is `doc` (default: the one on screen): edits made while it was
+   * being saved stay unsaved. */
+  markSaved: (doc?: Doc) => void;
 }
 
 export function useDocumentHistory(initial: Doc): DocumentHistory {
@@ -90,8 +92,8 @@ export function useDocumentHistory(initial: Doc): DocumentHistory {
 
   const isDirty = useCallback(() => saved.current !== current.current, []);
 
-  const markSaved = useCallback(() => {
-    saved.current = current.current;
+  const markSaved = useCallback((doc?: Doc) => {
+    saved.current = doc ?? current.current;
     setTick((t) => t + 1);
   }, []);
 

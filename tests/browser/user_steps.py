@@ -1,0 +1,85 @@
+"""Steps shared by the browser tests of issue 14's loose ends (editor guards, dashboard
+values, My runs): a 1440x900 page in Debian's Chromium, signing in, a REST client for
+setting the scene, screenshots, and dialogs answered."""
+from contextlib import contextmanager
+
+import httpx
+from playwright.sync_api import expect, sync_playwright
+
+from tests.browser.chromium import launch
+from tests.conftest import ARTIFACTS
+
+VIEWPORT = {"width": 1440, "height": 900}
+PASSWORD = "loose-ends-123"
+
+
+@contextmanager
+def pages(base_url):
+    """Yields `new_page()`: a fresh context and page per call, closed at the end."""
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        contexts = []
+
+        def new_page():
+            context = browser.new_context(base_url=base_url, viewport=VIEWPORT)
+            contexts.append(context)
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            return page
+
+        try:
+            yield new_page
+        finally:
+            for context in contexts:
+                context.close()
+            browser.close()
+
+
+def log_in(page, username, password=PASSWORD):
+    page.goto("/")
+    page.get_by_test_id("login-username").fill(username)
+    page.get_by_test_id("login-password").fill(password)
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("current-user")).to_have_text(username)
+
+
+def rest_client(base_url, user) -> httpx.Client:
+    """The user's REST client (a DRF token), to set the scene as a script would."""
+    from rest_framework.authtoken.models import Token
+
+    token, _ = Token.objects.get_or_create(user=user)
+    return httpx.Client(base_url=base_url, headers={"Authorization": f"Token {token.key}"}, timeout=30)
+
+
+def start_run(client, circuit_id) -> int:
+    started = client.post(f"/api/circuits/{circuit_id}/runs/")
+    assert started.status_code == 201, started.text
+    return started.json()["id"]
+
+
+def wait_status(client, run_id, status, seconds=120):
+    """Polls the run until it has `status` (a worker starts runs with Spark: seconds)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        now = client.get(f"/api/runs/{run_id}/").json()["status"]
+        if now == status:
+            return
+        assert time.monotonic() < deadline, f"run {run_id} is {now}, not {status}"
+        time.sleep(0.3)
+
+
+def shot(page, name):
+    """A screenshot at 1440x900 in tests/artifacts/ (looked at by whoever changes the page)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def answered(page, messages, seconds=10):
+    """The dialogs answered so far, once there is one (a confirm comes after the click returns)."""
+    for _ in range(int(seconds * 10)):
+        if messages:
+            break
+        page.wait_for_timeout(100)
+    return messages
