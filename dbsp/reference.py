@@ -78,6 +78,9 @@ class ReferenceRuntime(Runtime):
     def from_zset(self, node_id, z):
         return z
 
+    def node_finished(self, node_id, stats):
+        stats["path"] = "reference"
+
     def collect(self, value):
         return value if value is not None else ZSet()
 

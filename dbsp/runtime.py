@@ -172,6 +172,14 @@ class Runtime(ABC):
     def state_rows(self, node_id: str) -> int:
         return 0
 
+    def node_started(self, node_id: str) -> None:
+        """Backend hook: a node's work for this tick begins (see node_finished)."""
+
+    def node_finished(self, node_id: str, stats: dict) -> None:
+        """Backend hook: add to a node's stats what the backend knows of its tick:
+        `path` (where it ran: "row", "arrow", "spark", "skipped", or "reference") and
+        `spark_jobs` (added to, since a node may finish in several parts)."""
+
     def rows_out(self, value) -> int:
         return len(self.collect(value))
 
@@ -200,8 +208,11 @@ class Runtime(ABC):
         frontier = {node_id: {"tick": self.tick} for node_id in plan.order}
         delays = [n for n in plan.order if plan.operators[n].breaks_cycles]
         for n in delays:
+            self.node_started(n)
             with _naming(n, "delay"):
                 values[n] = self.executors[n].emit()
+            stats[n] = {}
+            self.node_finished(n, stats[n])
             if observe is not None:
                 observe(n, values[n])
         for node_id in plan.order:
@@ -210,6 +221,7 @@ class Runtime(ABC):
                 continue
             t0 = time.perf_counter()
             self.node = node_id
+            self.node_started(node_id)
             if op.kind == "input":
                 z = changes.get(node_id)
                 size = 0 if z is None else (z.num_rows if hasattr(z, "num_rows") else len(z))
@@ -245,18 +257,25 @@ class Runtime(ABC):
                 values[node_id] = result
                 if (size := self.size(result)) is not None and op.kind != "output":
                     stats[node_id]["rows_out"] = size
+            self.node_finished(node_id, stats[node_id])
             stats[node_id]["ms"] = round((time.perf_counter() - t0) * 1000, 3)
         for n in delays:
+            t0 = time.perf_counter()
+            self.node_started(n)
             with _naming(n, "delay"):
                 self.executors[n].absorb(values.get(plan.sources(n)["in"]))
-            stats[n] = {"rows_out": self.size(values[n]) or 0, "ms": 0.0}
+            stats[n].update(rows_out=self.size(values[n]) or 0)
+            self.node_finished(n, stats[n])
+            stats[n]["ms"] = round((time.perf_counter() - t0) * 1000, 3)
         raw = {}
         for view in plan.views:
             t0 = time.perf_counter()
             self.node = view
             raw[view] = values[view]
+            self.node_started(view)
             with _naming(view, "output"):
                 stats[view]["rows_out"] = self.rows_out(values[view])
+            self.node_finished(view, stats[view])
             stats[view]["ms"] = round(stats[view]["ms"] + (time.perf_counter() - t0) * 1000, 3)
         for node_id in plan.order:
             if rows := self.state_rows(node_id):

@@ -32,7 +32,9 @@ evaluator keeps this state too). Let W be the waterline at the start of a tick
   sliding windows with end <= W; sessions with end <= W − gap (an accepted row has
   t > W − gap, so it can neither fall in nor merge with such a session). Dropping
   state never changes an output: the closed windows' rows stay in the view.
-Per tick the node reports frontier["waterline"] and stats["late_rows"] (the total).
+Per tick the node reports frontier["waterline"], frontier["windows_closed"] (the windows
+of its output the waterline closed this tick: end <= W, for sessions end <= W − gap),
+stats["late_rows"] (the total) and stats["late_rows_tick"] (this tick's).
 Incremental form: tumbling and sliding windows are a linear assignment (one row per
 window) followed by the aggregate's Δ form keyed by (group_by, window); sessions
 recompute the touched groups' open sessions (−old + new). In a literal circuit (one
@@ -209,6 +211,10 @@ class Window(Operator):
         """The reference evaluator's executor: lateness needs the stream's history."""
         return WindowReference(self, literal)
 
+    def closed_by(self, waterline: int) -> int:
+        """Windows ending at or before this (in units) take no more rows at `waterline`."""
+        return waterline
+
     # ---- Spark ------------------------------------------------------------------------
     def spark_units(self, column):
         from pyspark.sql import functions as F
@@ -383,6 +389,9 @@ class SessionWindow(Window):
     def from_state(self, accepted):
         return self.inner.query({"in": self.sessions(accepted)})
 
+    def closed_by(self, waterline):
+        return waterline - self.gap
+
     def closed_rows(self, rows: ZSet, waterline: int) -> ZSet:
         """The rows no accepted change can reach any more (dropped from the state):
         those of sessions ending at or before waterline − gap, and rows not present
@@ -446,22 +455,72 @@ class WindowReference:
         self.previous, self.accepted = ZSet(), ZSet()
         self.waterline: int | None = None
         self.late = 0
+        self.before: int | None = None  # the waterline when this tick started
+        self.late_before = 0
+        self.value = ZSet()  # the output: every window's row
 
     def step(self, inputs):
         value = inputs["in"] if inputs["in"] is not None else ZSet()
+        self.before, self.late_before = self.waterline, self.late
         if self.literal:
             return self.op.query({"in": value})
         change, self.previous = value - self.previous, value
         accepted, late, self.waterline = self.op.admit(change, self.waterline)
         self.accepted = self.accepted + accepted
         self.late += late
-        return self.op.from_state(self.accepted)
+        self.value = self.op.from_state(self.accepted)
+        return self.value
 
     def event_time_progress(self):
-        return window_progress(self.op, self.waterline, self.late)
+        closed = 0
+        if self.waterline is not None:  # the windows whose end the waterline passed this tick
+            end = self.op.output_schema.names.index(END)
+            low = self.op.closed_by(self.before) if self.before is not None else None
+            high = self.op.closed_by(self.waterline)
+            for row, w in self.value:
+                t = to_units(row[end], self.op.time_type)
+                if w > 0 and t <= high and (low is None or t > low):
+                    closed += 1
+        frontier, stats = window_progress(self.op, self.waterline, self.late)
+        frontier["windows_closed"] = closed
+        stats["late_rows_tick"] = self.late - self.late_before
+        return frontier, stats
 
 
 def window_progress(op: Window, waterline, late: int) -> tuple[dict, dict]:
     from ..types import to_json_value
 
     return {"waterline": to_json_value(from_units(waterline, op.time_type))}, {"late_rows": late}
+
+
+class ClosedWindows:
+    """The windows a node's output holds, counted by their end (one output row per
+    window; fed each tick's output change), so that each tick can say how many the
+    waterline closed. A closed window's row never changes again, so it leaves the count."""
+
+    def __init__(self, op: Window):
+        self.op = op
+        self.open: dict[int, int] = {}  # window end (units) -> windows
+        self.late_before = 0
+
+    def output(self, table) -> None:
+        """Count a change's rows (an Arrow table with the weight column `__w`) by end."""
+        if table is None or table.num_rows == 0:
+            return
+        from ..frames import WEIGHT
+
+        ends = table.group_by(END, use_threads=False).aggregate([(WEIGHT, "sum")])
+        for end, w in zip(ends[END].to_pylist(), ends[f"{WEIGHT}_sum"].to_pylist()):
+            t = to_units(end, self.op.time_type)
+            self.open[t] = self.open.get(t, 0) + w
+
+    def progress(self, waterline, late: int) -> tuple[dict, dict]:
+        closed = 0
+        if waterline is not None and self.open:
+            bound = self.op.closed_by(waterline)
+            for end in [e for e in self.open if e <= bound]:
+                closed += self.open.pop(end)
+        frontier, stats = window_progress(self.op, waterline, late)
+        frontier["windows_closed"] = closed
+        stats["late_rows_tick"], self.late_before = late - self.late_before, late
+        return frontier, stats

@@ -70,7 +70,9 @@ class LinearAggregateDelta:
         # Whole columns cost O(all groups), by group O(touched groups) in Python.
         by_group = touched <= self.ctx.driver_max_rows and (touched < self.ctx.vector_min_rows or touched * 4 < self.groups)
         if self.op.is_global or by_group:
+            self.ctx.took("row")
             return self._by_group(summary)
+        self.ctx.took("arrow")
         return self._whole_columns(summary)
 
     def _by_group(self, summary: pa.Table) -> Batch | None:

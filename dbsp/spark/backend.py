@@ -61,11 +61,17 @@ def spark_schema(schema: Schema, columns: list[str] | None = None, weight: bool 
     return T.StructType(fields)
 
 
+#: where a node's tick ran, from the least work to the most: a node that took several
+#: paths in one tick (a window admits rows in Python, then aggregates with Arrow) reports
+#: the heaviest of them
+PATHS = ("skipped", "row", "arrow", "spark")
+
+
 class SparkRuntime(Runtime):
     def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int = 2_000_000,
                  arrow_max_rows: int = 1_000_000, vector_min_rows: int = 1_000):
         self.spark = session or get_session()
-        self.jobs = 0  # Spark jobs this runtime started (lookups, materializations, spills)
+        self._jobs = 0  # Spark actions this runtime started (lookups, materializations, spills): `jobs`
         #: changes up to this many rows are computed on the driver (see spark/incremental.py)
         self.driver_max_rows = driver_max_rows
         #: a trace keeps at most this many rows on the driver before they move to Spark
@@ -79,6 +85,9 @@ class SparkRuntime(Runtime):
         #: below driver_max_rows: row-by-row Python is faster only for small changes
         self.vector_min_rows = vector_min_rows
         self._arrow_schemas: dict[Schema, pa.Schema] = {}
+        self._paths: set[str] = set()  # where the node being evaluated ran (took())
+        self._dag = None  # the JVM's DAGScheduler, whose job ids count Spark jobs exactly
+        self._jobs_before: int | None = None  # its count before the node's first action
         super().__init__(plan)
 
     # ---- the context operators and executors use --------------------------------
@@ -148,6 +157,57 @@ class SparkRuntime(Runtime):
         for executor in self.executors.values():
             walk(executor)
 
+    # ---- where a node's tick ran, and its Spark jobs -----------------------------------
+    def took(self, path: str) -> None:
+        """An executor says where this tick's work ran: "row" (Python on the driver),
+        "arrow" (vectorised on the driver) or "spark"."""
+        self._paths.add(path)
+
+    def spark_jobs_started(self) -> int:
+        """Spark jobs the session's context has started so far (its next job id; for
+        Spark Connect, which has no context here, the actions this runtime counted)."""
+        if self._dag is None:
+            try:
+                self._dag = self.spark.sparkContext._jsc.sc().dagScheduler()
+            except Exception:  # Spark Connect
+                self._dag = False
+        return self._dag.nextJobId() if self._dag else self.jobs
+
+    @property
+    def jobs(self) -> int:
+        """Spark actions this runtime started. Every action of the backend counts itself
+        here just before it runs (`ctx.jobs += 1`): the first in a node reads the JVM's
+        job counter, and the node's end reads it again, so a node's `spark_jobs` are the
+        Spark jobs its actions ran (one action may run several: adaptive execution's
+        stages, a checkpoint), and a node without an action costs nothing to count."""
+        return self._jobs
+
+    @jobs.setter
+    def jobs(self, value: int) -> None:
+        if self._jobs_before is None:
+            self._jobs_before = self.spark_jobs_started()
+        self._jobs = value
+
+    def node_started(self, node_id):
+        self._paths = set()
+        self._jobs_before = None
+
+    def node_finished(self, node_id, stats):
+        jobs = 0
+        if self._jobs_before is not None:
+            jobs, self._jobs_before = self.spark_jobs_started() - self._jobs_before, None
+        stats["spark_jobs"] = stats.get("spark_jobs", 0) + jobs
+        if self._paths:
+            path = max(self._paths, key=PATHS.index)
+        elif jobs:
+            path = "spark"
+        else:
+            path = "row" if stats.get("rows_in") or stats.get("rows_out") else "skipped"
+        if PATHS.index(path) > PATHS.index(stats.get("path", "skipped")):
+            stats["path"] = path
+        else:
+            stats.setdefault("path", path)
+
     # ---- Runtime hooks ---------------------------------------------------------------
     def make_executor(self, node_id):
         op, schema = self.plan.operators[node_id], self.plan.schemas[node_id]
@@ -166,6 +226,7 @@ class SparkRuntime(Runtime):
     def from_zset(self, node_id, z):
         """A change as a ZSet, or (bulk loads) an Arrow table of the columns + `__w`."""
         schema = self.plan.schemas[node_id]
+        self.took("arrow" if isinstance(z, pa.Table) else "row")
         if isinstance(z, pa.Table):
             return Batch.of_table(self, schema, consolidate_arrow(z.select(schema.names + [WEIGHT]).cast(self.arrow_schema(schema))))
         return Batch.of_table(self, schema, self.to_table(z, schema))

@@ -168,6 +168,7 @@ class FixedPointRecompute:
         self.iteration = 0
 
     def step(self, inputs):
+        self.ctx.took("row")
         changes = {p: self.ctx.to_zset(v) for p, v in inputs.items()}
         if self.integrate:
             self.totals = {p: self.totals[p] + changes.get(p, ZSet()) for p in self.op.inputs}

@@ -50,11 +50,14 @@ class Lifted:
             tables = {p: (v.table() if v is not None else ctx.empty_table(self.op.input_schemas[p])) for p, v in inputs.items()}
             out = self.op.arrow(tables, ctx.arrow_schema(self.schema))
             if out is not None:
+                ctx.took("arrow")
                 return Batch.of_table(ctx, self.schema, consolidate_arrow(out))
         if on_driver and rows <= ctx.driver_max_rows:
             zsets = {p: (ctx.to_zset(v) if v is not None else ZSet()) for p, v in inputs.items()}
+            ctx.took("row")
             return Batch.of_table(ctx, self.schema, ctx.to_table(self.op.query(zsets), self.schema))
         frames = {p: (v.df() if v is not None else self.ctx.empty(self.op.input_schemas[p])) for p, v in inputs.items()}
+        ctx.took("spark")
         return Batch(self.ctx, self.schema, df=self.op.spark(self.ctx, frames))
 
     def state_rows(self) -> int:
@@ -81,10 +84,13 @@ class JoinDelta:
         da, db = inputs["left"], inputs["right"]
         rows = sum(v.table().num_rows for v in (da, db) if v is not None)
         if rows <= self.ctx.driver_max_rows and rows < self.ctx.vector_min_rows:
+            self.ctx.took("row")
             out = self._on_driver(da, db)
         elif rows <= self.ctx.arrow_max_rows:
+            self.ctx.took("arrow")
             out = self._with_arrow(da, db)
         else:
+            self.ctx.took("spark")
             out = self._on_spark(da, db)
         if da is not None:
             self.left.add(da.table())
@@ -185,10 +191,12 @@ class DistinctDelta:
         delta = d.table()
         names = self.schema.names
         if delta.num_rows <= self.ctx.driver_max_rows:
+            self.ctx.took("row")
             keys = [tuple(r[n] for n in names) for r in delta.to_pylist()]
             found = self.trace.lookup(names, keys)
             old = dict(self.ctx.to_zset_table(found, self.schema)) if found is not None else {}
         else:
+            self.ctx.took("spark")
             old = self._old_on_spark(d)
         out = []
         for row, dw in self.ctx.to_zset_table(delta, self.schema):
@@ -242,9 +250,11 @@ class AggregateDelta:
         if self.op.is_global:
             return self._global(d, delta)
         if delta.num_rows > self.ctx.driver_max_rows:
+            self.ctx.took("spark")
             before = self.inputs.df()
             self.inputs.add(delta)
             return self._on_spark(d, before)
+        self.ctx.took("row")
         group_by = self.op.group_by
         keys = delta.select(group_by).group_by(group_by, use_threads=False).aggregate([]).to_pylist()
         # (group_by is never empty here: global recomputes go through _global)
@@ -262,6 +272,7 @@ class AggregateDelta:
     def _global(self, d, delta):
         if self.accumulate:
             # count/sum/avg are linear: fold the change into per-row summaries on the driver.
+            self.ctx.took("row")
             if d is not None:
                 self.sums = self.sums + self.ctx.to_zset(d)
                 self.inputs.add(delta)
@@ -270,11 +281,14 @@ class AggregateDelta:
             self.inputs.add(delta)
             state = self.inputs.df()
             if state is None:
+                self.ctx.took("row")
                 new = self.op.query({"in": ZSet()})
             elif self.inputs.rows <= self.ctx.driver_max_rows:
+                self.ctx.took("row")
                 self.ctx.jobs += 1
                 new = self.op.query({"in": self.ctx.to_zset_table(state.toArrow(), self.op.input_schemas["in"])})
             else:
+                self.ctx.took("spark")
                 new = self.ctx.to_zset(Batch(self.ctx, self.schema, df=self.op.spark_recompute(state)))
         out = new - (self.last_global or ZSet())
         self.last_global = new
@@ -304,6 +318,8 @@ class IntegrateState:
         if inputs["in"] is not None:
             self.trace.add(inputs["in"].table())
         df = self.trace.df()
+        if df is not None:
+            self.ctx.took("spark")
         return None if df is None else Batch(self.ctx, self.schema, df=df)
 
     def state_rows(self) -> int:
@@ -319,6 +335,8 @@ class DifferentiateState:
 
     def step(self, inputs):
         now = inputs["in"].materialize() if inputs["in"] is not None else None
+        if now is not None or self.previous is not None:
+            self.ctx.took("spark")
         parts = [now.df() if now is not None else None, negate(self.previous.df()) if self.previous is not None else None]
         self.previous = now
         df = union_all(parts)

@@ -23,6 +23,7 @@ class KeyedTable:
         d = inputs["in"]
         if d is None:
             return None
+        self.ctx.took("row")
         change = self.ctx.to_zset(d)
         keys = {tuple(row[i] for i in self._index) for row, _ in change}
         found = self.trace.lookup(self.key, list(keys))

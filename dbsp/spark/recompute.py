@@ -40,6 +40,7 @@ class _Materialized:
     def step(self, inputs):
         out = self.executor.step(inputs)
         if out is not None and out._df is not None and out._table is None:
+            out.ctx.jobs += 1
             out._df = out._df.localCheckpoint(eager=True)
         return out
 

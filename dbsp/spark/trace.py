@@ -98,9 +98,9 @@ class Trace:
         """Cut lineage, sort by key, and keep it in Spark's columnar cache."""
         if self.key:
             df = df.sortWithinPartitions(*self.key)
+        self.ctx.jobs += 2  # (counted before the actions run: see SparkRuntime.jobs)
         level = df.localCheckpoint(eager=True).cache()
         level.count()
-        self.ctx.jobs += 2
         return level
 
     def _spill(self) -> None:
@@ -163,6 +163,7 @@ class Trace:
         df = self.df()
         if df is None:
             return None
+        self.ctx.jobs += 1
         return consolidate_arrow(df.toArrow().cast(self.ctx.arrow_schema(self.schema)))
 
 

@@ -18,7 +18,7 @@ count and the maximum event time).
 """
 from __future__ import annotations
 
-from ..operators.window import END, SessionWindow, Window, to_units, window_progress
+from ..operators.window import END, ClosedWindows, SessionWindow, Window, to_units
 from ..zset import ZSet
 from .batch import Batch
 from .incremental import LinearAggregateDelta, aggregate_executor
@@ -36,11 +36,19 @@ class _Admission:
         self.ctx, self.op, self.schema = ctx, op, schema
         self.waterline: int | None = None
         self.late = 0
+        self.closed = ClosedWindows(op)
 
     def on_driver(self, d) -> bool:
         return d.rows is not None and d.rows <= self.ctx.driver_max_rows
 
+    def output(self, out):
+        """This tick's output change, counted by window end (see ClosedWindows)."""
+        if out is not None:
+            self.closed.output(out.table())
+        return out
+
     def admit_on_driver(self, d) -> ZSet:
+        self.ctx.took("row")
         accepted, late, self.waterline = self.op.admit(self.ctx.to_zset(d), self.waterline)
         self.late += late
         return accepted
@@ -49,11 +57,12 @@ class _Admission:
         """The accepted part as a lazy DataFrame; one job for the late count and max time."""
         from pyspark.sql import functions as F
 
+        self.ctx.took("spark")
         change = consolidate(d.df())
         accepted, late = self.op.spark_admit(change, self.waterline)
         t = self.op.spark_units(self.op.time)
+        self.ctx.jobs += 1  # (counted before an action runs: see SparkRuntime.jobs)
         row = change.agg(F.sum(late).alias("late"), F.max(F.when(F.col(WEIGHT) > 0, t)).alias("t")).collect()[0]
-        self.ctx.jobs += 1
         self.late += int(row["late"] or 0)
         if row["t"] is not None:
             candidate = self.op.waterline_after(int(row["t"]))
@@ -61,7 +70,7 @@ class _Admission:
         return accepted
 
     def event_time_progress(self):
-        return window_progress(self.op, self.waterline, self.late)
+        return self.closed.progress(self.waterline, self.late)
 
 
 def _filter_trace(trace: Trace, arrow_keep, spark_keep, levels=None) -> None:
@@ -77,9 +86,9 @@ def _filter_trace(trace: Trace, arrow_keep, spark_keep, levels=None) -> None:
         if levels is not None and id(df) not in levels:
             kept_levels.append((df, rows))
             continue
+        trace.ctx.jobs += 1
         kept = trace._level(df.where(spark_keep))
         n = kept.count()
-        trace.ctx.jobs += 1
         if not trace.shared:  # (a copy's levels belong to it too)
             df.unpersist()
         if n:
@@ -114,7 +123,7 @@ class WindowDelta(_Admission):
             self.next_gc = UNKNOWN
         out = self.inner.step({"in": batch}) if batch is not None else None
         self.collect_garbage()
-        return out
+        return self.output(out)
 
     def collect_garbage(self) -> None:
         w = self.waterline
@@ -178,7 +187,7 @@ class SessionDelta(_Admission):
             accepted = Batch(ctx, self.in_schema, df=self.admit_on_spark(d)).materialize()
             out = self._on_spark(accepted) if accepted is not None else None
         self.collect_garbage()
-        return out
+        return self.output(out)
 
     def _old_rows(self, table) -> ZSet:
         group_by = self.op.group_by
@@ -223,9 +232,9 @@ class SessionDelta(_Admission):
         names = self.in_schema.names
         open_rows = op.spark_sessions(whole).where(op.spark_units(END) > F.lit(w - op.gap)).select(*names, WEIGHT)
         pending = whole.where((F.col(WEIGHT) <= 0) & (t + F.lit(op.gap) > F.lit(w)))
+        self.ctx.jobs += 1
         level = trace._level(open_rows.unionByName(pending))
         n = level.count()
-        self.ctx.jobs += 1
         if not trace.shared:
             for df, _ in trace.levels:
                 df.unpersist()

@@ -51,7 +51,7 @@ def run_stats(spark, name, ticks, **options):
             assert stats["ms"] >= 0 and math.isfinite(stats["ms"]), (node, stats)
         assert set(result.stats) == set(plan.order)  # every node has its line
         assert result.ms >= 0
-        results.append({node: {k: v for k, v in stats.items() if k != "ms"} for node, stats in result.stats.items()})
+        results.append({node: {k: v for k, v in stats.items() if k not in ("ms", "path", "spark_jobs")} for node, stats in result.stats.items()})
     return results, kinds
 
 

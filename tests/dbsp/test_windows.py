@@ -156,8 +156,9 @@ def test_frontier_and_stats_report_waterline_and_late_rows():
     first = rt.step({"r": changes_from_records([ins(sensor="a", ts=30, value=1)], plan.inputs["r"])})
     second = rt.step({"r": changes_from_records([ins(sensor="a", ts=5, value=1), {"weight": 3, "data": {"sensor": "b", "ts": 1, "value": 1}}],
                                                 plan.inputs["r"])})
-    assert first.frontier["w"] == {"tick": 0, "waterline": 28} and first.stats["w"]["late_rows"] == 0
+    assert first.frontier["w"] == {"tick": 0, "waterline": 28, "windows_closed": 0} and first.stats["w"]["late_rows"] == 0
     assert second.frontier["w"]["waterline"] == 28 and second.stats["w"]["late_rows"] == 4
+    assert second.stats["w"]["late_rows_tick"] == 4 and second.frontier["w"]["windows_closed"] == 0
     assert second.outputs["v"] == z()
 
 

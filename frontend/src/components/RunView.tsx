@@ -19,10 +19,13 @@ import { InputTables } from '../verify/InputTables';
 import { VerifyPanel } from '../verify/VerifyPanel';
 import { ExplainPanel } from '../explain/ExplainPanel';
 import type { ExplainTarget } from '../explain/explainApi';
+import { useProfile } from '../profile/useProfile';
 import '../verify/verify.css';
 import { NodeInspector } from '../inspect/NodeInspector';
 
 // The graph canvas (@xyflow/react) loads after the rest of the page.
+const ProfilePanel = lazy(() => import('../profile/ProfilePanel').then((m) => ({ default: m.ProfilePanel })));
+const FrontierPanel = lazy(() => import('../profile/FrontierPanel').then((m) => ({ default: m.FrontierPanel })));
 const RunGraph = lazy(() => import('../dashboard/RunGraph').then((m) => ({ default: m.RunGraph })));
 
 interface Props {
@@ -201,6 +204,7 @@ export function RunView({ runId }: Props) {
     [chosenSeries, keys, live.views],
   );
   const labelOf = useCallback((key: string) => seriesLabel(key, live.views), [live.views]);
+  const profile = useProfile(run?.id ?? null, live.tick ?? run?.current_tick ?? null);
 
   if (loadErrors.length) return <ErrorText messages={loadErrors} />;
   if (!run) return <p className="muted">Loading…</p>;
@@ -284,7 +288,8 @@ export function RunView({ runId }: Props) {
             <div className={inspected ? 'graph-with-inspector' : undefined}>
               <Suspense fallback={<p className="muted">Loading the graph…</p>}>
                 <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick}
-                  onNodeClick={setInspected} inspected={inspected} />
+                  onNodeClick={(node) => { setInspected(node); profile.select(node); }} inspected={inspected}
+                  heat={profile.heat} />
               </Suspense>
               {inspected && (
                 <NodeInspector key={inspected} runId={run.id} node={inspected} currentTick={tick} onClose={() => setInspected(null)} />
@@ -293,6 +298,22 @@ export function RunView({ runId }: Props) {
           ) : (
             <p className="muted">Loading the circuit…</p>
           )}
+        </details>
+        <details className="card profile-card" open data-testid="profile-section">
+          <summary>
+            <h2>Profile</h2>
+          </summary>
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <ProfilePanel state={profile} />
+          </Suspense>
+        </details>
+        <details className="card frontier-card" open data-testid="frontier-section">
+          <summary>
+            <h2>Frontier</h2>
+          </summary>
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <FrontierPanel history={profile.frontier} />
+          </Suspense>
         </details>
         <details className="card chart-card" open data-testid="chart-section">
           <summary>

@@ -19,6 +19,8 @@ import type { CircuitDocument, CircuitNode } from '../api';
 import type { Frontier, Stats } from '../api/runs';
 import { drawnGraph, nodeDecorations, SHARE_GRADIENT, type NodeDecoration } from './graphDecorations';
 import { NodeBadge } from './NodeBadge';
+import { HeatBadge, HeatLegend } from '../profile/HeatBadge';
+import type { GraphHeat } from '../profile/heat';
 
 interface Props {
   document: CircuitDocument;
@@ -26,23 +28,34 @@ interface Props {
   stats: Stats;
   /** The tick the frontier and stats belong to (shown in the caption). */
   statsTick: number | null;
-  /** A click on a node (inner nodes of fixed points too): the node inspector opens on it. */
+  /** A click on a node (inner nodes of fixed points too): the node inspector opens on it,
+   * and the operator profile plots its metric. */
   onNodeClick?: (nodeId: string) => void;
   /** The node the inspector shows (outlined). */
   inspected?: string | null;
+  /** The operator profile's heatmap: when set, it fills the nodes and names the legend. */
+  heat?: GraphHeat | null;
 }
 
-type RunNodeData = { node: CircuitNode; decoration: NodeDecoration | undefined; hasInputs: boolean; hasOutputs: boolean; inspected: boolean };
+type RunNodeData = {
+  node: CircuitNode;
+  decoration: NodeDecoration | undefined;
+  hasInputs: boolean;
+  hasOutputs: boolean;
+  inspected: boolean;
+  heat?: GraphHeat | null;
+};
 type RunFlowNode = Node<RunNodeData, 'run'> | Node<RunNodeData, 'fixedpoint'>;
 
 const RunNode = memo(function RunNode({ data }: NodeProps<RunFlowNode>) {
-  const { node, decoration } = data;
+  const { node, decoration, heat } = data;
   return (
     <div
-      className={`run-node run-node-${node.kind}${data.inspected ? ' inspected' : ''}`}
+      className={`run-node run-node-${node.kind}${data.inspected ? ' inspected' : ''}${heat?.selected === node.id ? ' selected' : ''}`}
       data-testid={`graph-node-${node.id}`}
-      style={{ background: decoration?.colour }}
-      title={decoration ? `${Math.round(decoration.share * 100)}% of the tick's time` : undefined}
+      data-heat-colour={heat ? (heat.colours[node.id] ?? '') : undefined}
+      style={{ background: heat ? heat.colours[node.id] : decoration?.colour }}
+      title={heat ? heat.values[node.id] : decoration ? `${Math.round(decoration.share * 100)}% of the tick's time` : undefined}
     >
       {data.hasInputs && <Handle type="target" position={Position.Left} isConnectable={false} />}
       <div className="run-node-head">
@@ -50,6 +63,7 @@ const RunNode = memo(function RunNode({ data }: NodeProps<RunFlowNode>) {
         <code className="run-node-id">{node.id}</code>
       </div>
       <NodeBadge nodeId={node.id} decoration={decoration} />
+      {heat && <HeatBadge nodeId={node.id} heat={heat} />}
       {data.hasOutputs && <Handle type="source" position={Position.Right} isConnectable={false} />}
     </div>
   );
@@ -70,6 +84,7 @@ const FixedPointNode = memo(function FixedPointNode({ data }: NodeProps<RunFlowN
         <code className="run-node-id">{node.id}</code>
       </div>
       <NodeBadge nodeId={node.id} decoration={decoration} />
+      {data.heat && <HeatBadge nodeId={node.id} heat={data.heat} />}
     </div>
   );
 });
@@ -78,7 +93,7 @@ const nodeTypes = { run: RunNode, fixedpoint: FixedPointNode };
 /** The smallest zoom the graph opens at: badge text (0.68rem) stays about 9 px or more. */
 export const READABLE_ZOOM = 0.8;
 
-export function RunGraph({ document, frontier, stats, statsTick, onNodeClick, inspected = null }: Props) {
+export function RunGraph({ document, frontier, stats, statsTick, onNodeClick, inspected = null, heat }: Props) {
   const graph = useMemo(() => drawnGraph(document), [document]);
   const decorations = useMemo(
     () =>
@@ -104,12 +119,13 @@ export function RunGraph({ document, frontier, stats, statsTick, onNodeClick, in
           hasInputs: graph.edges.some((e) => e.target === node.id),
           hasOutputs: graph.edges.some((e) => e.source === node.id),
           inspected: node.id === inspected,
+          heat,
         },
         draggable: false,
         connectable: false,
         selectable: false,
       })),
-    [graph, decorations, inspected],
+    [graph, decorations, inspected, heat],
   );
   const edges: Edge[] = useMemo(
     () => graph.edges.map((e) => ({ ...e, selectable: false })),
@@ -140,6 +156,8 @@ export function RunGraph({ document, frontier, stats, statsTick, onNodeClick, in
       <p className="graph-caption muted graph-legend" data-testid="graph-caption">
         {statsTick === null ? (
           'No tick yet.'
+        ) : heat ? (
+          <HeatLegend heat={heat} />
         ) : (
           <>
             <span>Frontier and stats of tick {statsTick}. Fill: each node&apos;s share of the tick&apos;s time (ms):</span>
