@@ -86,7 +86,7 @@ export function ViewTable({ view, zset, testId, onExplain }: Props) {
                 ))}
                 {showWeight && <td className={`weight ${row.weight < 0 ? 'negative' : ''}`}>{row.weight}</td>}
                 {onExplain && (
-                  <td>
+                  <td className="row-action">
                     <button type="button" className="explain-row-button" data-testid="explain-row" title="Why is this row here?" onClick={() => onExplain(row.data)} aria-label="Explain" />
                   </td>
                 )}
