@@ -102,6 +102,8 @@ ENDPOINTS = [
     Endpoint("explain", "GET", "/api/runs/{run}/explain/", 400, READ),
     Endpoint("explanation", "GET", "/api/runs/{run}/explain/{explanation}/", 200, READ),
     Endpoint("my runs", "GET", "/api/runs/", 200, LOGGED_IN),
+    Endpoint("profile", "GET", "/api/runs/{run}/profile/", 200, READ),
+    Endpoint("frontier", "GET", "/api/runs/{run}/frontier/", 200, READ),
     Endpoint("validate", "POST", "/api/validate/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("plan", "POST", "/api/plan/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("sql compile", "POST", "/api/sql/compile/", 200, ANYONE, {"text": "CREATE TABLE t (a BIGINT); CREATE VIEW v AS SELECT a FROM t;"}),
