@@ -55,7 +55,11 @@ class Push(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pushes")
     sequence = models.PositiveIntegerField()
     input = models.CharField(max_length=64)
-    records = models.JSONField()  # [{"data": {...}, "weight": w}], already validated
+    # The validated change: Arrow IPC bytes (dbsp/arrow_change.py: the input's columns
+    # and `__w`), which the worker steps without parsing again. Pushes logged before it
+    # existed keep their JSON records (`records_json`, NULL in newer rows).
+    change = models.BinaryField(null=True, blank=True)
+    records_json = models.JSONField(null=True, blank=True, db_column="records")  # [{"data": {...}, "weight": w}]
     row_count = models.PositiveIntegerField()
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
@@ -77,6 +81,28 @@ class Push(models.Model):
     @property
     def token(self) -> str:
         return f"{self.run_id}:{self.sequence}"
+
+    def change_table(self, schema):
+        """The change as an Arrow table (from either stored form); `schema` is the input's."""
+        from dbsp import arrow_change
+
+        if self.change is not None:
+            return arrow_change.from_ipc(self.change)
+        return arrow_change.from_records_json(self.records_json or [], schema)
+
+    @property
+    def records(self) -> list[dict]:
+        """The change as JSON records [{"data": {...}, "weight": w}], whichever form it is stored in."""
+        if self.change is None:
+            return self.records_json
+        from dbsp import arrow_change
+
+        table = arrow_change.from_ipc(self.change)
+        return arrow_change.records_json(table, arrow_change.input_schema(table.schema))
+
+    @records.setter
+    def records(self, value: list[dict]) -> None:
+        self.records_json, self.change = value, None
 
 
 class TickOutput(models.Model):
