@@ -104,7 +104,7 @@ def drain(run_id: int, epoch: int) -> int:
         try:
             rt = engines.runtime_for(run)
             with watchdog.watching(run_id, epoch, tick, rt, mark_failed):
-                result = rt.step(engines.changes_of(batch, rt.plan, arrow=True))
+                result = rt.step(engines.changes_for(rt, batch))
                 deltas = result.outputs_json()
             tick_output.check(deltas)
         except Exception as e:  # a failing tick fails the run visibly, never silently
