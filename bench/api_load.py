@@ -213,6 +213,9 @@ def ingest(args) -> None:
            "DBSPWEB_SNAPSHOT_DIR": str(tmp / "snapshots"), "SPARK_DRIVER_MEMORY": "2g", "PYTHONUNBUFFERED": "1"}
     levels = [(rows, clients) for rows in args.rows for clients in args.clients]
     fixtures = prepare(env, 1)
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     from circuits import services
     from runs.models import Run
 

@@ -192,9 +192,15 @@ def records_json(table: pa.Table, schema: Schema) -> list[dict]:
     return [{"data": dict(zip(names, values)), "weight": w} for *values, w in zip(*columns, weights)]
 
 
+#: changes of at least this many rows are stored LZ4-compressed (smaller ones: setting
+#: up the codec costs more than it saves)
+COMPRESS_MIN_ROWS = 1000
+
+
 def to_ipc(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer:
+    options = pa.ipc.IpcWriteOptions(compression="lz4" if table.num_rows >= COMPRESS_MIN_ROWS else None)
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()
 

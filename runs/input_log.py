@@ -18,7 +18,7 @@ from dbsp.runtime import changes_and_items
 from . import dispatch, input_tables
 from .broadcast import publish_lag
 from .interface import input_schema
-from .lag import refuse_when_full
+from .lag import refuse_when_full, with_push
 from .models import Push, Run, RunStatus
 
 
@@ -141,7 +141,8 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None)
     if not isinstance(records, list):
         raise ServiceError("A push is a JSON array of change records, e.g. [{\"insert\": {...}}].", 400)
     check_batch_size(len(records))
-    stored, items = validated(records, schema, plan_for(run.version).primary_key(input_name))
+    plan = plan_for(run.version)
+    stored, items = validated(records, schema, plan.primary_key(input_name))
     if idempotency_key:
         existing = _logged_push(run, idempotency_key, input_name, stored)
         if existing:
@@ -149,17 +150,18 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None)
     def log_it() -> Push:
         with transaction.atomic():
             locked = Run.objects.select_for_update().get(pk=run.pk)
-            refuse_when_full(locked)  # backpressure: 429 + Retry-After, nothing stored
+            lag = with_push(refuse_when_full(locked), len(records))  # backpressure: 429 + Retry-After, nothing stored
             # 400 for a delete of a row the input will not hold (nothing stored)
-            input_tables.check_deletes(locked, input_name, stored, items)
+            input_tables.check_deletes(locked, plan, input_name, stored, items)
             locked.last_sequence += 1
             locked.save(update_fields=["last_sequence", "updated_at"])
             entry = Push.objects.create(
                 run=locked, sequence=locked.last_sequence, input=input_name, change=arrow_change.to_ipc(stored),
                 row_count=len(records), idempotency_key=idempotency_key or None,
             )
-            transaction.on_commit(lambda: dispatch.wake(run.pk))
-            transaction.on_commit(lambda: publish_lag(run.pk))  # watchers see the new lag at once
+            since, tick = locked.created_at.isoformat(), locked.current_tick
+            transaction.on_commit(lambda: dispatch.wake_pushed(run.pk, since))
+            transaction.on_commit(lambda: publish_lag(run.pk, tick, lag))  # watchers see the new lag at once
         return entry
 
     try:

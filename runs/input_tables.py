@@ -112,12 +112,11 @@ def _upsert(rows: list[tuple]) -> None:
             cursor.executemany(sql, rows[i:i + 5000])
 
 
-def check_deletes(run: Run, input_name: str, change, items: list | None) -> None:
+def check_deletes(run: Run, plan, input_name: str, change, items: list | None) -> None:
     """400 naming each record that deletes a row the input will not hold (nothing is
     written). `change` is the push's Arrow change; `items` its records as (row, weight)
     (item i = record i), or None when every row of `change` is a distinct record, in
     record order (the column path). Call in the push's transaction, run row locked."""
-    plan = plan_for(run.version)
     if not checks_deletes(plan, input_name):
         return
     schema = plan.inputs[input_name]

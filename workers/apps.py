@@ -12,4 +12,5 @@ class WorkersConfig(AppConfig):
         from . import dispatch, leases
 
         seam.register(seam.Workers(start=dispatch.start, stop=dispatch.stop, wake=dispatch.wake,
-                                   worker_of=leases.worker_of, verify=dispatch.verify))
+                                   worker_of=leases.worker_of, verify=dispatch.verify,
+                                   claim_wake=dispatch.claim_wake))

@@ -37,9 +37,10 @@ class TickConflict(Exception):
 
 def process(run_id: int) -> int:
     """Apply every pending push of a running run; returns the number of ticks applied."""
-    run = Run.objects.filter(pk=run_id).only("status").first()
+    run = Run.objects.filter(pk=run_id).only("status", "created_at").first()
     if run is None:
         return 0
+    dispatch.woken(run_id, wake_since(run))  # before the pending pushes are read (here or by the holder)
     if run.status in (RunStatus.STOPPED, RunStatus.FAILED):
         stop(run_id)
         return 0
@@ -54,6 +55,11 @@ def process(run_id: int) -> int:
             dispatch.to_worker(dispatch.PROCESS_RUN, run_id, holder.worker)
         return 0
     return drain(run_id, epoch)
+
+
+def wake_since(run) -> str:
+    """What tells a run's wake-up claims apart from an earlier run's with the same id."""
+    return run.created_at.isoformat()
 
 
 def stop(run_id: int) -> None:
