@@ -74,6 +74,17 @@ def from_records(records: list, schema: Schema, primary_key: list[str] | None = 
 
 
 def _split(records: list) -> tuple[list[dict], list[int]]:
+    """(each record's row object, its weight). Pushes of inserts only take whole-list
+    steps; any other mix one record at a time."""
+    if set(map(type, records)) <= {dict} and set(map(len, records)) <= {1}:
+        try:
+            datas = [rec["insert"] for rec in records]
+        except KeyError:
+            pass
+        else:
+            if not set(map(type, datas)) <= {dict}:
+                raise _NotPlain
+            return datas, [1] * len(datas)
     datas, weights = [], []
     add_data, add_weight = datas.append, weights.append
     for rec in records:
@@ -99,6 +110,9 @@ def _split(records: list) -> tuple[list[dict], list[int]]:
             raise _NotPlain
         add_data(data)
     return datas, weights
+
+
+_MISSING = object()
 
 
 def _column(values: list, column) -> pa.Array:
@@ -130,9 +144,16 @@ def _from_records(records: list, schema: Schema, primary_key: list[str] | None) 
         raise _NotPlain
     datas, weights = _split(records)
     names = schema.names
-    if datas and not set().union(*datas) <= set(names):
+    columns, known = [], 0
+    for c in schema.columns:
+        values = [d.get(c.name, _MISSING) for d in datas]
+        missing = values.count(_MISSING)
+        if missing:  # an absent column is NULL
+            values = [None if v is _MISSING else v for v in values]
+        known += len(values) - missing
+        columns.append(_column(values, c))
+    if sum(map(len, datas)) != known:
         raise _NotPlain  # an unknown column
-    columns = [_column([d.get(c.name) for d in datas], c) for c in schema.columns]
     w = pa.array(weights, pa.int64())
     if primary_key and not set(weights) <= {1, -1}:
         raise _NotPlain
