@@ -3,6 +3,8 @@ output deltas each tick produced. The tables keep the names the circuits app gav
 (runs/migrations/0001_initial.py moved the models here without touching the data)."""
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -105,12 +107,27 @@ class Push(models.Model):
         self.records_json, self.change = value, None
 
 
+class Encoded:
+    """A JSON value with its text already made: stored as that text, not encoded again
+    (the tick loop encodes a tick's deltas once, to check their size: workers/tick_output.py)."""
+
+    __slots__ = ("value", "text")
+
+    def __init__(self, value, text: str):
+        self.value, self.text = value, text
+
+
+class ReuseEncoded(json.JSONEncoder):
+    def encode(self, o):
+        return o.text if isinstance(o, Encoded) else super().encode(o)
+
+
 class TickOutput(models.Model):
     """What one tick of a run produced: output deltas per view, frontier and stats."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="ticks")
     tick = models.IntegerField()
-    deltas = models.JSONField()  # view -> [{"data": {...}, "weight": w}]
+    deltas = models.JSONField(encoder=ReuseEncoded)  # view -> [{"data": {...}, "weight": w}]
     frontier = models.JSONField(default=dict)
     stats = models.JSONField(default=dict)
     ms = models.FloatField(default=0)

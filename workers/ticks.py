@@ -21,7 +21,7 @@ from dbsp.operators.fixedpoint import FixedPointDiverged
 from runs.broadcast import publish, publish_error, publish_status
 from runs.lag import lag_of
 from runs.messages import delta_message
-from runs.models import Push, Run, RunStatus, TickOutput
+from runs.models import Encoded, Push, Run, RunStatus, TickOutput
 
 from . import dispatch, engines, leases, snapshots, tick_output, watchdog
 from .identity import worker_id
@@ -112,7 +112,7 @@ def drain(run_id: int, epoch: int) -> int:
             with watchdog.watching(run_id, epoch, tick, rt, mark_failed):
                 result = rt.step(engines.changes_for(rt, batch))
                 deltas = result.outputs_json()
-            tick_output.check(deltas)
+            deltas = tick_output.encode(deltas)  # refused unless storable; its JSON text is what is stored
         except Exception as e:  # a failing tick fails the run visibly, never silently
             fail(run_id, tick, e, epoch)
             return applied
@@ -166,6 +166,7 @@ def commit(run, batch, result, deltas, epoch) -> int:
         out = TickOutput.objects.create(
             run=run, tick=result.tick, deltas=deltas, frontier=result.frontier, stats=result.stats, ms=result.ms,
         )
+        out.deltas = deltas.value if isinstance(deltas, Encoded) else deltas
         marked = Push.objects.filter(pk__in=[p.pk for p in batch], applied_tick__isnull=True).update(applied_tick=result.tick)
         moved = Run.objects.filter(
             pk=run_id, current_tick=result.tick - 1, status__in=[RunStatus.RUNNING, RunStatus.PAUSED]
