@@ -19,7 +19,9 @@ level (`--rows` rows per push x `--clients` concurrent clients; a fresh run each
 clients push for `--seconds` (at most `--max-pushes` pushes), honouring 429 Retry-After;
 then the bench waits until every accepted push is applied. It prints accepted pushes/s
 and rows/s, push latency p50/p99, and the same rates over the time until everything was
-applied. Then it cross-checks: the log holds each accepted push once (sequences 1..n,
+applied, and the CPU time the web processes (uvicorn and its workers) and the Celery
+worker (with its JVM) spent per accepted push: on a shared machine the rates say how
+much CPU the bench got, the CPU per push what the code costs. Then it cross-checks: the log holds each accepted push once (sequences 1..n,
 rows as sent), every push was applied, and the run's stored outputs (its deltas
 integrated) equal the reference evaluator (dbsp/reference.py) over the rows the clients
 were told were accepted.
@@ -204,6 +206,30 @@ def cross_check(run_id: int, accepted: list[list[dict]]) -> list[str]:
     return wrong
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used so far by a process and its descendants (/proc):
+    the web's uvicorn workers, the Celery worker's JVM."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    total, stack = 0.0, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            pass
+        stack.extend(children.get(p, []))
+    return total
+
+
 def ingest(args) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="dbspweb-ingest-"))
     queue = f"dbspweb-ingest-{os.getpid()}"
@@ -254,6 +280,7 @@ def ingest(args) -> None:
             load = os.getloadavg()[0]
             results: dict = {}
             budget = [args.max_pushes]
+            cpu0 = [tree_cpu_s(p.pid) for p in procs]
             start = time.monotonic()
 
             async def drive_level():
@@ -270,6 +297,7 @@ def ingest(args) -> None:
                     raise SystemExit(f"pushes still waiting after 600 s; see {tmp / 'worker.log'}")
                 time.sleep(0.05)
             applied = time.monotonic() - start
+            results["cpu"] = [tree_cpu_s(p.pid) - c for p, c in zip(procs, cpu0)]
             accepted = results.get("accepted", [])
             wrong = cross_check(run_id, accepted) if status != "failed" else [f"the run failed; see {tmp / 'worker.log'}"]
             report.append((rows, clients, accepted, results, sent, applied, load, os.getloadavg()[0], wrong))
@@ -293,14 +321,17 @@ def ingest(args) -> None:
     print(f"Ingest: uvicorn ({args.workers} process(es)) + 1 Celery worker (Spark local) + SQLite; big_orders; "
           f"{args.seconds:g} s of pushes per level, then until all applied")
     print(f"{'rows/push':>9} {'clients':>7} {'pushes':>7} {'acc push/s':>10} {'acc rows/s':>11} {'p50 ms':>8} {'p99 ms':>8} "
-          f"{'applied s':>9} {'appl push/s':>11} {'appl rows/s':>11} {'429s':>5} {'errors':>6} {'load':>9}  cross-check")
+          f"{'applied s':>9} {'appl push/s':>11} {'appl rows/s':>11} {'web ms/push':>11} {'wrk ms/push':>11} "
+          f"{'429s':>5} {'errors':>6} {'load':>9}  cross-check")
     for rows, clients, accepted, results, sent, applied, load0, load1, wrong in report:
         latency = results.get("latency", [0.0])
         n_rows = sum(len(a) for a in accepted)
         errors = results.get("errors", [])
         print(f"{rows:>9} {clients:>7} {len(accepted):>7} {len(accepted) / sent:>10.1f} {n_rows / sent:>11,.0f} "
               f"{statistics.median(latency) * 1000:>8.1f} {percentile(latency, 99) * 1000:>8.1f} {applied:>9.2f} "
-              f"{len(accepted) / applied:>11.1f} {n_rows / applied:>11,.0f} {results.get('refused_429', 0):>5} "
+              f"{len(accepted) / applied:>11.1f} {n_rows / applied:>11,.0f} "
+              f"{results['cpu'][0] * 1000 / max(len(accepted), 1):>11.2f} {results['cpu'][1] * 1000 / max(len(accepted), 1):>11.2f} "
+              f"{results.get('refused_429', 0):>5} "
               f"{len(errors):>6} {load0:>4.1f}→{load1:<4.1f}  {'ok' if not wrong else '; '.join(wrong)}")
         if errors:
             print(f"  first error: {errors[0]}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 
 from django.db import connection, transaction
 
@@ -162,20 +163,50 @@ def _held(run: Run, input_name: str, schema, primary_key, rows: list[tuple], tab
     return held
 
 
-def catch_up(run: Run) -> None:
-    """Fold the logged pushes the input tables do not hold yet (runs from before them,
-    or pushes written by other means) in log order; call with the run row locked."""
+def catch_up(run: Run, max_rows: int | None = None) -> int:
+    """Fold the logged pushes the input tables do not hold yet, in log order: all of
+    them, or (max_rows) pushes up to about that many rows, at least one. Call with the
+    run row locked. Returns the number of pushes folded."""
     if run.input_rows_through >= run.last_sequence:
-        return
+        return 0
     plan = plan_for(run.version)
     pushes = Push.objects.filter(run=run, sequence__gt=run.input_rows_through).order_by("sequence")
+    folded, rows, through = 0, 0, run.input_rows_through
     for entry in pushes.iterator(chunk_size=100):
+        if max_rows is not None and folded and rows + entry.row_count > max_rows:
+            break
         if entry.input in plan.inputs:
             schema = plan.inputs[entry.input]
             table = _Table(run, entry.input, schema, plan.primary_key(entry.input))
             table.fold(arrow_change.to_zset(entry.change_table(schema), schema))
-    run.input_rows_through = run.last_sequence
-    Run.objects.filter(pk=run.pk).update(input_rows_through=run.last_sequence)
+        folded, rows, through = folded + 1, rows + entry.row_count, entry.sequence
+    if max_rows is None:
+        through = run.last_sequence
+    run.input_rows_through = through
+    Run.objects.filter(pk=run.pk).update(input_rows_through=through)
+    return folded
+
+
+#: rows folded per transaction by `fold_idle` (each holds the run row meanwhile)
+FOLD_CHUNK_ROWS = 5_000
+
+
+def fold_idle(run_id: int, seconds: float = 1.0) -> int:
+    """Fold some of the log into the input tables while the run is idle (no push
+    waiting to be applied), so that a push's delete check reads few unfolded pushes:
+    chunks of about FOLD_CHUNK_ROWS rows, one transaction each, for at most `seconds`.
+    The workers call it when they have drained a run. Returns the pushes folded."""
+    started, folded = time.monotonic(), 0
+    while time.monotonic() - started < seconds:
+        if Push.objects.filter(run_id=run_id, applied_tick__isnull=True).exists():
+            break  # ticks first
+        with transaction.atomic():
+            run = Run.objects.select_for_update().select_related("version").filter(pk=run_id).first()
+            done = catch_up(run, FOLD_CHUNK_ROWS) if run is not None else 0
+        if not done:
+            break
+        folded += done
+    return folded
 
 
 def rows_of(run: Run, input_name: str):

@@ -23,6 +23,7 @@ START_RUN = "workers.start_run"
 PROCESS_RUN = "workers.process_run"
 STOP_RUN = "workers.stop_run"
 VERIFY_RUN = "workers.verify_run"
+FOLD_INPUTS = "workers.fold_inputs"
 
 
 def own_connection() -> None:
