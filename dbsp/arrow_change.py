@@ -252,7 +252,7 @@ def last_per_key(table: pa.Table, primary_key: list[str]) -> pa.Table:
     last = numbered.group_by(primary_key, use_threads=False).aggregate([("__i", "max")])["__i_max"]
     if len(last) == table.num_rows:
         return table
-    return table.take(pc.sort_indices(last))
+    return table.take(pc.take(last, pc.sort_indices(last)))  # those rows, in push order
 
 
 def concat(tables: list[pa.Table], schema: Schema) -> pa.Table:
