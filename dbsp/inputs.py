@@ -33,12 +33,14 @@ def checks_deletes(plan, input_name: str) -> bool:
 
 
 def absent_deletes(name: str, schema: Schema, items: list[tuple[tuple, int]],
-                   held: Callable[[tuple], int]) -> list[Problem]:
+                   held: Callable[[tuple], int], indexes: list[int] | None = None) -> list[Problem]:
     """The records of a push (item i is record i) that delete more copies of a row than
-    the table `name` holds at that point; `held(row)` is the row's weight before the push."""
+    the table `name` holds at that point; `held(row)` is the row's weight before the push.
+    With `indexes`, `items` are only some of the records, item k being record indexes[k]
+    (enough when no row is in two records: only deletes can fail)."""
     running: dict[tuple, int] = {}
     problems = []
-    for i, (row, weight) in enumerate(items):
+    for i, (row, weight) in zip(indexes if indexes is not None else range(len(items)), items):
         before = running[row] if row in running else held(row)
         running[row] = after = before + weight
         if weight < 0 and after < 0:

@@ -7,16 +7,17 @@ Linear operators whose inputs are all empty are skipped: no work, no Spark job.
 """
 from __future__ import annotations
 
-import json
-
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from .errors import DataInvalid, TickFailed
 from .numeric import COMPUTING_KINDS, ValueOutOfRange, check_rows, check_table, is_overflow, node_label
 from .plan import Plan
-from .types import BIGINT_MAX, BIGINT_MIN, Schema, coerce_row, raise_if, row_to_dict
+from .types import ARRAY_TYPES, BIGINT_MAX, BIGINT_MIN, Schema, coerce_row, decode_list, encode_list, raise_if, row_to_dict
 from .zset import ZSet
 
 
@@ -40,12 +41,20 @@ class TickResult:
         return self._outputs
 
     def outputs_json(self) -> dict[str, list[dict]]:
-        """view -> [{"data": {...}, "weight": w}], in a stable order."""
+        """view -> [{"data": {...}, "weight": w}], in a stable order: by each column in
+        turn (NULLs last; lists by their canonical JSON text), then the weight. A change
+        held as an Arrow table is sorted by Arrow before it is rendered; Z-sets by Python
+        with the same order."""
         out = {}
         for view, value in self._raw.items():
-            rows = self._runtime.rows_json(value, self.schemas[view]) if self._outputs is None else None
+            schema = self.schemas[view]
+            table = _arrow_table(value) if self._outputs is None else None
+            if table is not None:
+                out[view] = _table_json(_sorted(table, schema) if table.num_rows <= SORTED_MAX_ROWS else table, schema)
+                continue
+            rows = self._runtime.rows_json(value, schema) if self._outputs is None else None
             if rows is None:
-                rows = [{"data": row_to_dict(r, self.schemas[view]), "weight": w} for r, w in self.outputs[view]]
+                rows = [{"data": row_to_dict(r, schema), "weight": w} for r, w in self.outputs[view]]
             if len(rows) <= SORTED_MAX_ROWS:  # a stable order for people; big changes as computed
                 rows.sort(key=_row_order)
             out[view] = rows
@@ -54,6 +63,7 @@ class TickResult:
 
 #: outputs_json sorts a view's change when it has at most this many rows
 SORTED_MAX_ROWS = 20_000
+_WEIGHT = "__w"  # an Arrow change's weight column (dbsp/arrow_change.py)
 
 
 def _row_order(record: dict):
@@ -64,7 +74,38 @@ def _orderable(v):
     """A JSON value as something that sorts against its kind (lists may hold NULLs)."""
     if v is None:
         return 0
-    return json.dumps(v) if isinstance(v, list) else v
+    return encode_list(v) if isinstance(v, list) else v
+
+
+def _arrow_table(value):
+    """A backend value's rows as an Arrow table (columns + `__w`) when it holds one."""
+    table = getattr(value, "table", None)
+    if not callable(table):
+        return None
+    table = table()
+    return table if isinstance(table, pa.Table) and _WEIGHT in table.column_names else None
+
+
+def _sorted(table, schema: Schema):
+    """The rows in _row_order's order, by Arrow: column by column ascending, NULLs last
+    (strings compare as UTF-8 bytes, that is by code point, as Python compares them)."""
+    if table.num_rows < 2:
+        return table
+    keys = [(name, "ascending") for name in schema.names] + [(_WEIGHT, "ascending")]
+    return table.take(pc.sort_indices(table, sort_keys=keys, null_placement="at_end"))
+
+
+def _table_json(table, schema: Schema) -> list[dict]:
+    names = schema.names
+    columns = []
+    for c in schema.columns:
+        values = table[c.name].to_pylist()
+        if c.type in ARRAY_TYPES:
+            values = [None if v is None else list(decode_list(v)) for v in values]
+        elif c.type in ("date", "timestamp"):
+            values = [None if v is None else v.isoformat() for v in values]
+        columns.append(values)
+    return [{"data": dict(zip(names, values)), "weight": w} for *values, w in zip(*columns, table[_WEIGHT].to_pylist())]
 
 
 def changes_from_records(records: list, schema: Schema, primary_key: list[str] | None = None) -> ZSet:

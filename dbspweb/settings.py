@@ -220,6 +220,9 @@ SWEEP_EVERY = env_float("DBSPWEB_SWEEP_EVERY", 5.0)
 # Pushes left unapplied this long under a live holder are re-driven (a wake-up lost
 # with the broker, e.g. a Redis restart).
 SWEEP_STALE = env_float("DBSPWEB_SWEEP_STALE", 10.0)
+# A held run with no push for this many seconds (none waiting) has its input log folded
+# into its input tables by its worker (runs/input_tables.py fold_idle).
+FOLD_QUIET = env_float("DBSPWEB_FOLD_QUIET", 5.0)
 # Engine snapshots every N ticks (0 = never; recovery then replays the whole log).
 SNAPSHOT_EVERY = env_int("DBSPWEB_SNAPSHOT_EVERY", 100)
 SNAPSHOT_DIR = Path(os.environ.get("DBSPWEB_SNAPSHOT_DIR", VAR_DIR / "snapshots"))

@@ -33,8 +33,14 @@ class PushAdmin(admin.ModelAdmin):
     search_fields = ["idempotency_key"]
     raw_id_fields = ["run"]
 
+    exclude = ["change", "records_json"]  # shown as `records`, whichever form it is stored in
+
     def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in Push._meta.fields]
+        return [f.name for f in Push._meta.fields if f.name not in self.exclude] + ["shown_records"]
+
+    @admin.display(description="records (first 100)")
+    def shown_records(self, obj):
+        return (obj.records or [])[:100]
 
     def has_add_permission(self, request):
         return False

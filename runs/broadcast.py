@@ -107,11 +107,15 @@ def publish_error(run_id: int, tick: int, error: str, node: str | None = None) -
     publish(run_id, {"type": "error", "tick": tick, "node": node, "error": error})
 
 
-def publish_lag(run_id: int) -> None:
+def publish_lag(run_id: int, tick: int | None = None, lag: dict | None = None) -> None:
     """A `lag` message: the run's lag right after a push was accepted (a paused or slow
     run publishes no tick that would carry it). `tick` is the run's current tick when
     the lag was read (read first: the lag is at least as new), so a watcher's consumer
-    drops a lag message that a later tick's delta already superseded."""
+    drops a lag message that a later tick's delta already superseded. A push passes
+    both as its transaction saw them (the run row locked: consistent, no query)."""
+    if tick is not None and lag is not None:
+        publish(run_id, {"type": "lag", "tick": tick, "lag": lag})
+        return
     try:
         tick = Run.objects.filter(pk=run_id).values_list("current_tick", flat=True).first()
         if tick is None:

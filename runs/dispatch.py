@@ -23,6 +23,9 @@ class Workers:
     verify: Callable[[int], bool] | None = None  # a queued Verification (by id): recompute and compare
     explain: Callable[[int], bool] | None = None  # a queued Explanation (by id): work out a row's derivation
     inspect: Callable[[int], bool] | None = None  # a queued Inspection (by id): every node's data at its tick
+    # claim(run_id, since): False while a wake-up for the run is already on its way (sent,
+    # and the worker has not started on the run since); True when one should be sent
+    claim_wake: Callable[[int, str], bool] | None = None
 
 
 _workers: Workers | None = None
@@ -49,6 +52,16 @@ def stop(run_id: int) -> bool:
 
 def wake(run_id: int) -> bool:
     return _registered().wake(run_id)
+
+
+def wake_pushed(run_id: int, since: str) -> bool:
+    """New pushes: wake the run's worker unless a wake-up is already on its way (it
+    will see these pushes too: the worker reads the log after it takes the wake-up).
+    `since` tells this run apart from an earlier one with the same id (its creation)."""
+    claim = _registered().claim_wake
+    if claim is not None and not claim(run_id, since):
+        return True
+    return wake(run_id)
 
 
 def worker_of(run_id: int) -> str:

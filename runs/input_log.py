@@ -11,14 +11,14 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
 
 from circuits.services import NUL, NUL_MESSAGE, ServiceError, nul_paths, plan_for
+from dbsp import arrow_change
 from dbsp.errors import DataInvalid
 from dbsp.runtime import changes_and_items
-from dbsp.types import row_to_dict
 
 from . import dispatch, input_tables
 from .broadcast import publish_lag
 from .interface import input_schema
-from .lag import refuse_when_full
+from .lag import refuse_when_full, with_push
 from .models import Push, Run, RunStatus
 
 
@@ -76,12 +76,41 @@ def push_value_problems(records) -> list[dict]:
     return problems
 
 
-def _same_push(entry: Push, input_name: str, stored: list[dict]) -> bool:
-    """Whether a logged push holds exactly this (normalised) push: same input, same records."""
-    return entry.input == input_name and entry.records == json.loads(json.dumps(stored))
+def validated(records: list, schema, primary_key: list[str]):
+    """(the push's change as an Arrow table, its records as (row, weight) items or None).
+
+    Column-wise first (dbsp/arrow_change.py); records that are not plainly valid (or
+    hold a row twice) go the row path, which names every bad record and field: 400 with
+    all of them. Items come only from the row path: on the column path item i is row i
+    of the table (no row twice)."""
+    table = arrow_change.from_records(records, schema, primary_key)
+    if table is not None:
+        return table, None
+    problems = push_value_problems(records)
+    try:
+        changes, items = changes_and_items(records, schema, primary_key)
+    except DataInvalid as e:
+        found = [p.as_dict() for p in e.problems]
+        reported = {(p.get("row"), p.get("field")) for p in found}
+        problems = sorted(found + [p for p in problems if (p["row"], p["field"]) not in reported],
+                          key=lambda p: p.get("row", -1))
+    if problems:
+        raise ServiceError(f"The push was rejected: {len(problems)} problem(s) in its rows; nothing was stored.", 400,
+                           problems)
+    return arrow_change.from_zset(changes, schema), items
 
 
-def _logged_push(run: Run, idempotency_key: str, input_name: str, stored: list[dict]) -> Push | None:
+def _same_push(entry: Push, input_name: str, change) -> bool:
+    """Whether a logged push holds exactly this (normalised) push: same input, same change."""
+    if entry.input != input_name:
+        return False
+    if entry.change is not None:
+        return arrow_change.from_ipc(entry.change).equals(change)
+    schema = arrow_change.input_schema(change.schema)
+    return entry.records == json.loads(json.dumps(arrow_change.records_json(change, schema)))
+
+
+def _logged_push(run: Run, idempotency_key: str, input_name: str, stored) -> Push | None:
     """The push logged with this key, if any; 409 when it was a different push."""
     existing = Push.objects.filter(run=run, idempotency_key=idempotency_key).first()
     if existing is not None and not _same_push(existing, input_name, stored):
@@ -112,18 +141,8 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None)
     if not isinstance(records, list):
         raise ServiceError("A push is a JSON array of change records, e.g. [{\"insert\": {...}}].", 400)
     check_batch_size(len(records))
-    problems = push_value_problems(records)
-    try:
-        changes, items = changes_and_items(records, schema, plan_for(run.version).primary_key(input_name))
-    except DataInvalid as e:
-        found = [p.as_dict() for p in e.problems]
-        reported = {(p.get("row"), p.get("field")) for p in found}
-        problems = sorted(found + [p for p in problems if (p["row"], p["field"]) not in reported],
-                          key=lambda p: p.get("row", -1))
-    if problems:
-        raise ServiceError(f"The push was rejected: {len(problems)} problem(s) in its rows; nothing was stored.", 400,
-                           problems)
-    stored = [{"data": row_to_dict(row, schema), "weight": w} for row, w in changes]
+    plan = plan_for(run.version)
+    stored, items = validated(records, schema, plan.primary_key(input_name))
     if idempotency_key:
         existing = _logged_push(run, idempotency_key, input_name, stored)
         if existing:
@@ -131,19 +150,18 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None)
     def log_it() -> Push:
         with transaction.atomic():
             locked = Run.objects.select_for_update().get(pk=run.pk)
-            refuse_when_full(locked)  # backpressure: 429 + Retry-After, nothing stored
-            input_tables.catch_up(locked)
-            # 400 for a delete of a row the input will not hold (nothing stored); else fold it in
-            input_tables.accept(locked, input_name, items, changes)
+            lag = with_push(refuse_when_full(locked), len(records))  # backpressure: 429 + Retry-After, nothing stored
+            # 400 for a delete of a row the input will not hold (nothing stored)
+            input_tables.check_deletes(locked, plan, input_name, stored, items)
             locked.last_sequence += 1
-            locked.input_rows_through = locked.last_sequence
-            locked.save(update_fields=["last_sequence", "input_rows_through", "updated_at"])
+            locked.save(update_fields=["last_sequence", "updated_at"])
             entry = Push.objects.create(
-                run=locked, sequence=locked.last_sequence, input=input_name, records=stored,
+                run=locked, sequence=locked.last_sequence, input=input_name, change=arrow_change.to_ipc(stored),
                 row_count=len(records), idempotency_key=idempotency_key or None,
             )
-            transaction.on_commit(lambda: dispatch.wake(run.pk))
-            transaction.on_commit(lambda: publish_lag(run.pk))  # watchers see the new lag at once
+            since, tick = locked.created_at.isoformat(), locked.current_tick
+            transaction.on_commit(lambda: dispatch.wake_pushed(run.pk, since))
+            transaction.on_commit(lambda: publish_lag(run.pk, tick, lag))  # watchers see the new lag at once
         return entry
 
     try:

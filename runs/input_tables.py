@@ -1,27 +1,32 @@
 """A run's input tables, kept in its database: what every accepted push adds up to.
 
-Each accepted push is folded into `InputRow` (run, input, row key, row, weight) in the
-transaction that logs it, after the run row is locked (runs/input_log.py): so the table
-is the applied state plus every earlier accepted push still pending, in log order, and
-concurrent pushes to a run see each other. Before folding, a push to an input that
-checks its deletes (no primary key, no `allow_negative`: dbsp/inputs.py) is refused
-whole if a record deletes a row the table does not hold then.
+`InputRow` (run, input, row key, row, weight) holds the input log folded in through
+`Run.input_rows_through`; the pushes after it are in the log (as Arrow changes) and
+folded in lazily, in bulk: when the table is read (`rows_of`) and, by the workers, when
+a run is idle (`catch_up`). A push never folds anything.
 
-Per push: one hash per distinct row, one indexed read of the rows it touches and
-bulk writes (chunked), so the work is proportional to the push, not to the table.
-Runs from before the tables existed (`Run.input_rows_through` behind the log) are
-caught up from the input log on their next push or read.
+A push to an input that checks its deletes (no primary key, no `allow_negative`:
+dbsp/inputs.py) is refused whole if a record deletes a row the table will not hold
+when the push applies. Inserts cannot make a row absent, so only the rows the push
+deletes are looked up: their folded weight (one indexed read per chunk of keys) plus
+their weight in the logged pushes not folded yet (their Arrow changes, filtered to
+those rows column-wise). The check runs in the push's transaction with the run row
+locked (runs/input_log.py), so concurrent pushes to a run see each other.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 
 from django.db import connection, transaction
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from circuits.services import ServiceError, plan_for
+from dbsp import arrow_change
 from dbsp.inputs import absent_deletes, checks_deletes
-from dbsp.runtime import changes_from_records
 from dbsp.types import row_to_dict
 
 from .models import InputRow, Push, Run
@@ -108,37 +113,100 @@ def _upsert(rows: list[tuple]) -> None:
             cursor.executemany(sql, rows[i:i + 5000])
 
 
-def accept(run: Run, input_name: str, items: list, change) -> None:
-    """Fold an accepted push (its records as (row, weight) items, item i = record i, and
-    its consolidated change) into the run's input tables; 400 naming each record that
-    deletes a row the table does not hold (nothing is written). Call inside the push's
-    transaction with the run row locked, after `catch_up`."""
-    plan = plan_for(run.version)
-    schema = plan.inputs[input_name]
-    table = _Table(run, input_name, schema, plan.primary_key(input_name))
-    if checks_deletes(plan, input_name):
-        table.load(row for row, w in items if w < 0)
-        problems = absent_deletes(input_name, schema, items, table.weight)
-        if problems:
-            shown = "; ".join(p.message for p in problems[:3]) + ("; ..." if len(problems) > 3 else "")
-            raise ServiceError(f"The push was rejected: {shown}. Nothing was stored.", 400,
-                               [{"message": p.message, "row": p.row} for p in problems])
-    table.fold(change)
-
-
-def catch_up(run: Run) -> None:
-    """Fold the logged pushes the input tables do not hold yet (runs from before them,
-    or pushes written by other means) in log order; call with the run row locked."""
-    if run.input_rows_through >= run.last_sequence:
+def check_deletes(run: Run, plan, input_name: str, change, items: list | None) -> None:
+    """400 naming each record that deletes a row the input will not hold (nothing is
+    written). `change` is the push's Arrow change; `items` its records as (row, weight)
+    (item i = record i), or None when every row of `change` is a distinct record, in
+    record order (the column path). Call in the push's transaction, run row locked."""
+    if not checks_deletes(plan, input_name):
         return
+    schema = plan.inputs[input_name]
+    if items is None:
+        negative = pc.less(change[arrow_change.WEIGHT], 0)
+        if not pc.any(negative).as_py():
+            return
+        indexes = pc.indices_nonzero(negative).to_pylist()
+        deleted = change.filter(negative)
+        rows = arrow_change.rows(deleted, schema)
+        checked = list(zip(rows, deleted[arrow_change.WEIGHT].to_pylist()))
+    else:
+        rows = list(dict.fromkeys(row for row, w in items if w < 0))
+        if not rows:
+            return
+        deleted = arrow_change.from_zset([(row, -1) for row in rows], schema)
+        indexes, checked = None, items
+    weights = _held(run, input_name, schema, plan.primary_key(input_name), rows, deleted)
+    problems = absent_deletes(input_name, schema, checked, lambda row: weights.get(row, 0), indexes)
+    if problems:
+        shown = "; ".join(p.message for p in problems[:3]) + ("; ..." if len(problems) > 3 else "")
+        raise ServiceError(f"The push was rejected: {shown}. Nothing was stored.", 400,
+                           [{"message": p.message, "row": p.row} for p in problems])
+
+
+def _held(run: Run, input_name: str, schema, primary_key, rows: list[tuple], table) -> dict[tuple, int]:
+    """row -> its weight in the input table before this push, for the given rows (also
+    given as an Arrow `table`, row i = rows[i]): folded in, plus the unfolded log."""
+    folded = _Table(run, input_name, schema, primary_key)
+    folded.load(rows)
+    held = {row: folded.weight(row) for row in rows}
+    pending = [p.change_table(schema) for p in
+               Push.objects.filter(run=run, input=input_name, sequence__gt=run.input_rows_through).only(
+                   "change", "records_json").order_by("sequence")]
+    logged = arrow_change.concat(pending, schema)
+    if logged.num_rows:
+        wanted = arrow_change.row_keys(table, schema)
+        keys = arrow_change.row_keys(logged, schema)
+        hits = pa.table({"k": keys, "w": logged[arrow_change.WEIGHT]}).filter(pc.is_in(keys, value_set=wanted))
+        sums = dict(zip(*hits.group_by("k", use_threads=False).aggregate([("w", "sum")]).to_pydict().values()))
+        for row, key in zip(rows, wanted.to_pylist()):
+            held[row] += sums.get(key, 0)
+    return held
+
+
+def catch_up(run: Run, max_rows: int | None = None) -> int:
+    """Fold the logged pushes the input tables do not hold yet, in log order: all of
+    them, or (max_rows) pushes up to about that many rows, at least one. Call with the
+    run row locked. Returns the number of pushes folded."""
+    if run.input_rows_through >= run.last_sequence:
+        return 0
     plan = plan_for(run.version)
     pushes = Push.objects.filter(run=run, sequence__gt=run.input_rows_through).order_by("sequence")
+    folded, rows, through = 0, 0, run.input_rows_through
     for entry in pushes.iterator(chunk_size=100):
+        if max_rows is not None and folded and rows + entry.row_count > max_rows:
+            break
         if entry.input in plan.inputs:
-            table = _Table(run, entry.input, plan.inputs[entry.input], plan.primary_key(entry.input))
-            table.fold(changes_from_records(entry.records, plan.inputs[entry.input], plan.primary_key(entry.input)))
-    run.input_rows_through = run.last_sequence
-    Run.objects.filter(pk=run.pk).update(input_rows_through=run.last_sequence)
+            schema = plan.inputs[entry.input]
+            table = _Table(run, entry.input, schema, plan.primary_key(entry.input))
+            table.fold(arrow_change.to_zset(entry.change_table(schema), schema))
+        folded, rows, through = folded + 1, rows + entry.row_count, entry.sequence
+    if max_rows is None:
+        through = run.last_sequence
+    run.input_rows_through = through
+    Run.objects.filter(pk=run.pk).update(input_rows_through=through)
+    return folded
+
+
+#: rows folded per transaction by `fold_idle` (each holds the run row meanwhile)
+FOLD_CHUNK_ROWS = 5_000
+
+
+def fold_idle(run_id: int, seconds: float = 1.0) -> int:
+    """Fold some of the log into the input tables while the run is idle (no push
+    waiting to be applied), so that a push's delete check reads few unfolded pushes:
+    chunks of about FOLD_CHUNK_ROWS rows, one transaction each, for at most `seconds`.
+    The workers call it when they have drained a run. Returns the pushes folded."""
+    started, folded = time.monotonic(), 0
+    while time.monotonic() - started < seconds:
+        if Push.objects.filter(run_id=run_id, applied_tick__isnull=True).exists():
+            break  # ticks first
+        with transaction.atomic():
+            run = Run.objects.select_for_update().select_related("version").filter(pk=run_id).first()
+            done = catch_up(run, FOLD_CHUNK_ROWS) if run is not None else 0
+        if not done:
+            break
+        folded += done
+    return folded
 
 
 def rows_of(run: Run, input_name: str):

@@ -22,13 +22,19 @@ def lag_of(run_id: int) -> dict:
     return {"pushes": pending, "rows": agg["rows"] or 0, "ticks": math.ceil(pending / max(settings.TICK_MAX_PUSHES, 1))}
 
 
-def refuse_when_full(run: Run) -> None:
+def with_push(lag: dict, rows: int) -> dict:
+    """The lag once one more push of `rows` rows is accepted."""
+    pushes = lag["pushes"] + 1
+    return {"pushes": pushes, "rows": lag["rows"] + rows, "ticks": math.ceil(pushes / max(settings.TICK_MAX_PUSHES, 1))}
+
+
+def refuse_when_full(run: Run) -> dict:
     """Backpressure: refuse a push (429, Retry-After) while the run already has
-    DBSPWEB_MAX_PENDING_PUSHES accepted pushes waiting to be applied."""
+    DBSPWEB_MAX_PENDING_PUSHES accepted pushes waiting to be applied. Returns the lag."""
     limit = settings.MAX_PENDING_PUSHES
     lag = lag_of(run.pk)
     if lag["pushes"] < limit:
-        return
+        return lag
     recent = list(run.ticks.order_by("-tick").values_list("ms", flat=True)[:20])
     tick_s = (sum(recent) / len(recent) / 1000) if recent else 1.0
     retry_after = min(60, max(1, math.ceil(lag["ticks"] * tick_s)))

@@ -3,6 +3,8 @@ output deltas each tick produced. The tables keep the names the circuits app gav
 (runs/migrations/0001_initial.py moved the models here without touching the data)."""
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -55,7 +57,11 @@ class Push(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pushes")
     sequence = models.PositiveIntegerField()
     input = models.CharField(max_length=64)
-    records = models.JSONField()  # [{"data": {...}, "weight": w}], already validated
+    # The validated change: Arrow IPC bytes (dbsp/arrow_change.py: the input's columns
+    # and `__w`), which the worker steps without parsing again. Pushes logged before it
+    # existed keep their JSON records (`records_json`, NULL in newer rows).
+    change = models.BinaryField(null=True, blank=True)
+    records_json = models.JSONField(null=True, blank=True, db_column="records")  # [{"data": {...}, "weight": w}]
     row_count = models.PositiveIntegerField()
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
@@ -81,13 +87,50 @@ class Push(models.Model):
     def token(self) -> str:
         return f"{self.run_id}:{self.sequence}"
 
+    def change_table(self, schema):
+        """The change as an Arrow table (from either stored form); `schema` is the input's."""
+        from dbsp import arrow_change
+
+        if self.change is not None:
+            return arrow_change.from_ipc(self.change)
+        return arrow_change.from_records_json(self.records_json or [], schema)
+
+    @property
+    def records(self) -> list[dict]:
+        """The change as JSON records [{"data": {...}, "weight": w}], whichever form it is stored in."""
+        if self.change is None:
+            return self.records_json
+        from dbsp import arrow_change
+
+        table = arrow_change.from_ipc(self.change)
+        return arrow_change.records_json(table, arrow_change.input_schema(table.schema))
+
+    @records.setter
+    def records(self, value: list[dict]) -> None:
+        self.records_json, self.change = value, None
+
+
+class Encoded:
+    """A JSON value with its text already made: stored as that text, not encoded again
+    (the tick loop encodes a tick's deltas once, to check their size: workers/tick_output.py)."""
+
+    __slots__ = ("value", "text")
+
+    def __init__(self, value, text: str):
+        self.value, self.text = value, text
+
+
+class ReuseEncoded(json.JSONEncoder):
+    def encode(self, o):
+        return o.text if isinstance(o, Encoded) else super().encode(o)
+
 
 class TickOutput(models.Model):
     """What one tick of a run produced: output deltas per view, frontier and stats."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="ticks")
     tick = models.IntegerField()
-    deltas = models.JSONField()  # view -> [{"data": {...}, "weight": w}]
+    deltas = models.JSONField(encoder=ReuseEncoded)  # view -> [{"data": {...}, "weight": w}]
     frontier = models.JSONField(default=dict)
     stats = models.JSONField(default=dict)
     ms = models.FloatField(default=0)

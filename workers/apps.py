@@ -13,4 +13,5 @@ class WorkersConfig(AppConfig):
 
         seam.register(seam.Workers(start=dispatch.start, stop=dispatch.stop, wake=dispatch.wake,
                                    worker_of=leases.worker_of, verify=dispatch.verify,
-                                   explain=dispatch.explain, inspect=dispatch.inspect))
+                                   explain=dispatch.explain, inspect=dispatch.inspect,
+                                   claim_wake=dispatch.claim_wake))

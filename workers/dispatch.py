@@ -25,6 +25,7 @@ STOP_RUN = "workers.stop_run"
 VERIFY_RUN = "workers.verify_run"
 EXPLAIN_ROW = "workers.explain_row"
 INSPECT_RUN = "workers.inspect_run"
+FOLD_INPUTS = "workers.fold_inputs"
 
 
 def own_connection() -> None:
@@ -64,6 +65,45 @@ def to_holder_or_shared(task: str, run_id: int) -> bool:
 def wake(run_id: int) -> bool:
     """New pushes or a resume: have the run's worker apply pending pushes."""
     return to_holder_or_shared(PROCESS_RUN, run_id)
+
+
+#: A claimed wake-up that no worker took within this many seconds (its message lost, its
+#: worker busy or gone) no longer holds back the next one.
+WAKE_CLAIM_TTL_S = 10
+_redis = None
+
+
+def _claims():
+    global _redis
+    if _redis is None:
+        import redis
+
+        _redis = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    return _redis
+
+
+def _claim_key(run_id: int, since: str) -> str:
+    return f"{settings.CELERY_TASK_DEFAULT_QUEUE}:wake:{run_id}:{since}"
+
+
+def claim_wake(run_id: int, since: str) -> bool:
+    """Pushes arriving faster than ticks send one wake-up, not one each: True (send one)
+    unless a wake-up for the run is on its way, i.e. claimed and not yet taken by a
+    worker (`woken`). Redis unreachable: True (a wake-up too many costs a no-op task)."""
+    try:
+        return bool(_claims().set(_claim_key(run_id, since), 1, nx=True, ex=WAKE_CLAIM_TTL_S))
+    except Exception as e:  # noqa: BLE001
+        log.warning("event=wake_claim_failed run=%s error=%r", run_id, e)
+        return True
+
+
+def woken(run_id: int, since: str) -> None:
+    """A worker took a wake-up of the run and reads its pending pushes next: the next
+    push wakes it again."""
+    try:
+        _claims().delete(_claim_key(run_id, since))
+    except Exception as e:  # noqa: BLE001 - the claim expires by itself
+        log.warning("event=wake_release_failed run=%s error=%r", run_id, e)
 
 
 def start(run_id: int) -> bool:

@@ -14,9 +14,10 @@ from collections import defaultdict
 
 from django.conf import settings
 
-from dbsp import ZSet, compile_plan
+from dbsp import ZSet, arrow_change, compile_plan
+from dbsp.errors import Problem
 from dbsp.plan import RELATIONAL
-from dbsp.runtime import changes_from_records
+from dbsp.types import BIGINT_MAX, BIGINT_MIN, raise_if
 from dbsp.spark import SparkConfig, SparkRuntime, get_session
 
 from . import snapshots
@@ -39,13 +40,36 @@ def spark_session():
     )
 
 
-def changes_of(pushes, plan) -> dict[str, ZSet]:
-    """The pushes of one tick -> one change (Z-set) per input. Records are taken in push
-    order, so that a keyed input (primary key: upsert) sees the last record of a key."""
-    records: dict[str, list] = {}
+def changes_of(pushes, plan, arrow: bool = False) -> dict[str, ZSet]:
+    """The pushes of one tick -> one change per input, taken in push order, so that a
+    keyed input (primary key: upsert) sees the last record of a key. Each push's change
+    is read as logged (Arrow, or the JSON of older pushes), not validated again.
+
+    arrow: the changes as Arrow tables (what the Spark backend steps as they are);
+    otherwise Z-sets (the reference evaluator's form)."""
+    tables: dict[str, list] = {}
     for p in pushes:
-        records.setdefault(p.input, []).extend({"weight": r["weight"], "data": r["data"]} for r in p.records)
-    return {name: changes_from_records(recs, plan.inputs[name], plan.primary_key(name)) for name, recs in records.items()}
+        tables.setdefault(p.input, []).append(p.change_table(plan.inputs[p.input]))
+    changes = {}
+    for name, parts in tables.items():
+        schema, key = plan.inputs[name], plan.primary_key(name)
+        change = arrow_change.concat(parts, schema)
+        if key and len(parts) > 1:
+            change = arrow_change.last_per_key(change, key)
+        elif len(parts) > 1 and arrow_change.weights_may_overflow(change):
+            z = arrow_change.to_zset(change, schema)  # Python ints: a sum beyond int64 fails the tick, naming the input
+            raise_if([Problem(f"input {name!r}: the weights of row {row!r} sum to {w}, which does not fit in a signed "
+                              "64-bit integer", node=name) for row, w in z if not BIGINT_MIN <= w <= BIGINT_MAX])
+        changes[name] = change if arrow else arrow_change.to_zset(change, schema)
+    return changes
+
+
+def changes_for(rt, pushes) -> dict:
+    """The pushes' changes in the form the runtime steps fastest: Arrow tables for the
+    Spark backend (which takes them as they are), Z-sets for any other."""
+    from dbsp.spark.backend import SparkRuntime as Spark  # the class itself (tests may stand in for the name)
+
+    return changes_of(pushes, rt.plan, arrow=isinstance(rt, Spark))
 
 
 def held_runs() -> list[int]:
@@ -86,14 +110,14 @@ def runtime_for(run) -> SparkRuntime:
         if not replay:
             pass
         elif collapsed:
-            rt.step(changes_of(replay, plan))
+            rt.step(changes_for(rt, replay))
             rt.tick = run.current_tick
         else:
             by_tick = defaultdict(list)
             for p in replay:
                 by_tick[p.applied_tick].append(p)
             for tick in range(from_tick + 1, run.current_tick + 1):
-                rt.step(changes_of(by_tick.get(tick, []), plan))
+                rt.step(changes_for(rt, by_tick.get(tick, [])))
         if run.current_tick >= 0:
             log.info(
                 "event=recovered run=%s tick=%s snapshot_tick=%s replayed_ticks=%s replayed_pushes=%s replay=%s ms=%.1f worker=%s",

@@ -12,6 +12,10 @@
   message does nothing).
 - A run this process still holds in memory but that was stopped or failed meanwhile
   (the stop message was lost): free it, on the worker's main thread.
+- A run this process holds whose input log is not all folded into its input tables
+  (runs/input_tables.py) and that had no push for DBSPWEB_FOLD_QUIET seconds, none
+  waiting: fold it now, on the worker's main thread (pushes never fold; a quiet run's
+  next delete check then reads few unfolded pushes).
 
 Each worker pool (the workers consuming one CELERY_QUEUE) sweeps only its own runs
 (`Run.queue`), so pools may share a database. Run by every worker's heartbeat thread;
@@ -23,7 +27,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from runs.models import Push, Run, RunStatus, Verification, VerificationStatus
@@ -65,9 +69,24 @@ def sweep() -> dict:
         for run_id in Run.objects.filter(Q(pk__in=held) & Q(status__in=[RunStatus.STOPPED, RunStatus.FAILED])).values_list("pk", flat=True):
             if dispatch.to_worker(dispatch.STOP_RUN, run_id, worker_id()):
                 freed.append(run_id)
+        folded = fold_quiet(held, now)
+    else:
+        folded = []
     WorkerHeartbeat.objects.filter(last_seen__lt=now - timedelta(days=1)).delete()
     found = {"taken_over": taken_over, "woken": woken, "started": started, "freed": freed, "verifications": verifications}
-    if any(found.values()):
-        log.info("event=sweep worker=%s taken_over=%s woken=%s started=%s freed=%s verifications=%s",
-                 worker_id(), taken_over, woken, started, freed, verifications)
+    if any(found.values()) or folded:
+        log.info("event=sweep worker=%s taken_over=%s woken=%s started=%s freed=%s verifications=%s folded=%s",
+                 worker_id(), taken_over, woken, started, freed, verifications, folded)
     return found
+
+
+def fold_quiet(held: list[int], now) -> list[int]:
+    """Send this worker a fold of each quiet held run with unfolded pushes."""
+    quiet = now - timedelta(seconds=settings.FOLD_QUIET)
+    behind = Run.objects.filter(pk__in=held, status=RunStatus.RUNNING, input_rows_through__lt=F("last_sequence"))
+    sent = []
+    for run_id in behind.values_list("pk", flat=True):
+        latest = Push.objects.filter(run_id=run_id).order_by("-sequence").values_list("received_at", "applied_tick").first()
+        if latest and latest[0] < quiet and latest[1] is not None and dispatch.to_worker(dispatch.FOLD_INPUTS, run_id, worker_id()):
+            sent.append(run_id)
+    return sent

@@ -13,6 +13,7 @@ from celery import shared_task
 from celery.signals import celeryd_after_setup, worker_ready, worker_shutdown
 from django.conf import settings
 
+from runs import input_tables
 from runs.broadcast import publish_status
 from runs.models import Run, RunStatus
 
@@ -76,6 +77,12 @@ def process_run(run_id: int) -> int:
 @shared_task(name=dispatch.STOP_RUN)
 def stop_run(run_id: int) -> None:
     ticks.stop(run_id)
+
+
+@shared_task(name=dispatch.FOLD_INPUTS)
+def fold_inputs(run_id: int) -> int:
+    """A quiet run's log folded into its input tables (sent by the sweeper)."""
+    return input_tables.fold_idle(run_id)
 
 
 @shared_task(name="workers.sweep")

@@ -13,6 +13,8 @@ import json
 
 from django.conf import settings
 
+from runs.models import Encoded
+
 
 class OutputRefused(ValueError):
     """A tick's output cannot be stored; `node` is the view it names."""
@@ -25,10 +27,17 @@ class OutputRefused(ValueError):
 def check(deltas: dict[str, list[dict]]) -> int:
     """Raise OutputRefused unless every view's rows are finite JSON and all together fit
     in DBSPWEB_TICK_MAX_OUTPUT_BYTES; returns the size in bytes."""
-    limit, total, sizes = settings.TICK_MAX_OUTPUT_BYTES, 0, {}
+    return len(encode(deltas).text.encode())
+
+
+def encode(deltas: dict[str, list[dict]]) -> Encoded:
+    """`check`, keeping the JSON text it makes: the tick's stored deltas (one encoding per tick)."""
+    limit, total, sizes, texts = settings.TICK_MAX_OUTPUT_BYTES, 0, {}, []
     for view, rows in deltas.items():
         try:
-            sizes[view] = len(json.dumps(rows, allow_nan=False, separators=(",", ":")).encode())
+            text = json.dumps(rows, allow_nan=False, separators=(",", ":"))
+            sizes[view] = len(text.encode())
+            texts.append(f"{json.dumps(view)}:{text}")
         except ValueError:
             raise OutputRefused(view, "a value is not a finite number (NaN or ±Infinity), which JSON cannot hold; "
                                       "the tick is not stored") from None
@@ -37,4 +46,4 @@ def check(deltas: dict[str, list[dict]]) -> int:
             biggest = max(sizes, key=sizes.get)
             raise OutputRefused(biggest, f"this tick's output is over {limit:,} bytes of JSON (DBSPWEB_TICK_MAX_OUTPUT_BYTES; "
                                          f"'{biggest}' alone is {sizes[biggest]:,} bytes); the tick is not stored")
-    return total
+    return Encoded(deltas, "{" + ",".join(texts) + "}")

@@ -21,7 +21,7 @@ from dbsp.operators.fixedpoint import FixedPointDiverged
 from runs.broadcast import publish, publish_error, publish_status
 from runs.lag import lag_of
 from runs.messages import delta_message
-from runs.models import Push, Run, RunStatus, TickOutput
+from runs.models import Encoded, Push, Run, RunStatus, TickOutput
 
 from . import dispatch, engines, leases, snapshots, tick_output, watchdog
 from .identity import worker_id
@@ -37,9 +37,10 @@ class TickConflict(Exception):
 
 def process(run_id: int) -> int:
     """Apply every pending push of a running run; returns the number of ticks applied."""
-    run = Run.objects.filter(pk=run_id).only("status").first()
+    run = Run.objects.filter(pk=run_id).only("status", "created_at").first()
     if run is None:
         return 0
+    dispatch.woken(run_id, wake_since(run))  # before the pending pushes are read (here or by the holder)
     if run.status in (RunStatus.STOPPED, RunStatus.FAILED):
         stop(run_id)
         return 0
@@ -54,6 +55,11 @@ def process(run_id: int) -> int:
             dispatch.to_worker(dispatch.PROCESS_RUN, run_id, holder.worker)
         return 0
     return drain(run_id, epoch)
+
+
+def wake_since(run) -> str:
+    """What tells a run's wake-up claims apart from an earlier run's with the same id."""
+    return run.created_at.isoformat()
 
 
 def stop(run_id: int) -> None:
@@ -104,9 +110,9 @@ def drain(run_id: int, epoch: int) -> int:
         try:
             rt = engines.runtime_for(run)
             with watchdog.watching(run_id, epoch, tick, rt, mark_failed):
-                result = rt.step(engines.changes_of(batch, rt.plan))
+                result = rt.step(engines.changes_for(rt, batch))
                 deltas = result.outputs_json()
-            tick_output.check(deltas)
+            deltas = tick_output.encode(deltas)  # refused unless storable; its JSON text is what is stored
         except Exception as e:  # a failing tick fails the run visibly, never silently
             fail(run_id, tick, e, epoch)
             return applied
@@ -160,6 +166,7 @@ def commit(run, batch, result, deltas, epoch) -> int:
         out = TickOutput.objects.create(
             run=run, tick=result.tick, deltas=deltas, frontier=result.frontier, stats=result.stats, ms=result.ms,
         )
+        out.deltas = deltas.value if isinstance(deltas, Encoded) else deltas
         marked = Push.objects.filter(pk__in=[p.pk for p in batch], applied_tick__isnull=True).update(applied_tick=result.tick)
         moved = Run.objects.filter(
             pk=run_id, current_tick=result.tick - 1, status__in=[RunStatus.RUNNING, RunStatus.PAUSED]

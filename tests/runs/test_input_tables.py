@@ -166,3 +166,24 @@ def test_concurrent_deletes_of_a_row_never_delete_more_than_it_holds(make_user):
     assert sorted(outcomes, key=str) == [400] * 5 + ["accepted"] * 3
     assert not InputRow.objects.filter(run=run).exists()
     assert Push.objects.filter(run=run).count() == 4
+
+
+def test_pushes_never_fold_the_log_a_quiet_run_folds_it_and_the_check_reads_both(run, client_for):
+    """The check of a push's deletes reads the folded table plus the unfolded log (Arrow
+    changes); folding in chunks (what a worker does for a quiet run) changes no answer."""
+    from runs import input_tables
+
+    api = client_for(run.created_by)
+    assert push(api, run, [{"weight": 2, "data": ADA}, {"insert": BOB}]).status_code == 202
+    assert push(api, run, [{"insert": {"id": i, "customer": "c", "amount": i}} for i in range(10, 30)]).status_code == 202
+    assert not InputRow.objects.filter(run=run).exists()  # nothing folded by the pushes
+    assert input_tables.fold_idle(run.pk) == 0  # pushes wait to be applied: ticks first
+    Push.objects.filter(run=run).update(applied_tick=0)
+    assert input_tables.fold_idle(run.pk) == 2
+    run.refresh_from_db()
+    assert run.input_rows_through == 2 and InputRow.objects.filter(run=run).count() == 22
+    assert push(api, run, [{"delete": ADA}]).status_code == 202  # folded: ADA held twice
+    refused = push(api, run, [{"weight": -2, "data": ADA}])  # folded 2 + unfolded -1 = 1
+    assert refused.status_code == 400 and "holds 1 of row" in refused.json()["errors"][0]["message"]
+    assert push(api, run, [{"delete": ADA}, {"delete": BOB}]).status_code == 202
+    assert held(api, run) == [(i, 1) for i in range(10, 30)]

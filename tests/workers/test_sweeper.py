@@ -71,3 +71,28 @@ def test_sweep_re_drives_orphaned_stuck_and_unstarted_runs(django_user_model, br
     assert sent(broker, f"{QUEUE}.verify") == [("workers.verify_run", f"({lost.pk},)")]
     assert sent(broker, QUEUE) == sorted([("workers.process_run", f"({orphan.pk},)"), ("workers.start_run", f"({unstarted.pk},)")])
     assert sent(broker, f"{QUEUE}.w.holder") == [("workers.process_run", f"({stuck.pk},)")]
+
+
+@override_settings(CELERY_TASK_DEFAULT_QUEUE=QUEUE, FOLD_QUIET=5)
+def test_a_quiet_held_run_with_an_unfolded_log_is_sent_a_fold(django_user_model, broker, monkeypatch):
+    """Pushes never fold the log into the input tables: the holder folds it once the run
+    is quiet (no push for FOLD_QUIET seconds, none waiting), through its own queue."""
+    from workers import engines, identity
+
+    alice = django_user_model.objects.create_user("alice", password="x")
+    circuit = services.create_circuit(alice, "c", "", "private", example("big_orders"))
+    now = timezone.now()
+    monkeypatch.setitem(identity._me, "worker", "holder:1")
+    WorkerHeartbeat.objects.create(worker="holder:1", queue=f"{QUEUE}.w.holder", started_at=now, last_seen=now)
+    runs = {}
+    for name, age, applied in (("quiet", 60, 0), ("busy", 1, 0), ("waiting", 60, None), ("folded", 60, 0)):
+        run = runs[name] = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice,
+                                              status="running", last_sequence=1)
+        RunLease.objects.create(run=run, worker="holder:1", acquired_at=now, expires_at=now + timedelta(seconds=30))
+        push = Push.objects.create(run=run, sequence=1, input="orders", records=[], row_count=0, applied_tick=applied)
+        Push.objects.filter(pk=push.pk).update(received_at=now - timedelta(seconds=age))
+    Run.objects.filter(pk=runs["folded"].pk).update(input_rows_through=1)
+    monkeypatch.setattr(engines, "held_runs", lambda: [r.pk for r in runs.values()])
+    sweeper.sweep()
+    folds = [m for m in sent(broker, f"{QUEUE}.w.holder") if m[0] == "workers.fold_inputs"]
+    assert folds == [("workers.fold_inputs", f"({runs['quiet'].pk},)")]  # (the waiting one is woken as stuck)
