@@ -1,6 +1,7 @@
 """Explain a row of a run (GET /api/runs/<id>/explain/): why it is in a view (or any
 node) at a tick and why it changed then, down to the input rows and the pushes that
-brought them.
+brought them (circuits with event-time windows, or z⁻¹, I, D, too: their steps can
+reach earlier ticks, each input row with the pushes of its own tick).
 
 The derivation is the engine's (dbsp/explain/, on the reference evaluator's recomputation
 from the applied input log); this module reads the log, checks the request's parameters
@@ -241,9 +242,11 @@ def compute(run: Run, asked: Asked) -> dict:
     logged = _Pushes(plan, pushes)
 
     def pushes_of(step):
+        # contents: the pushes through the step's tick; a change (or, run as drawn, the
+        # input's value, which is the change pushed then): the pushes at it
         if not step.is_input:
             return {}
-        found, count = logged.of(step.node, step.row, tick, only_at_tick=step.mode == "change")
+        found, count = logged.of(step.node, step.row, step.tick, only_at_tick=step.mode in ("change", "value"))
         return {"pushes": found, "pushes_count": count}
 
     def tree(root):
@@ -252,14 +255,19 @@ def compute(run: Run, asked: Asked) -> dict:
     def inputs(mode):
         out, seen = [], set()
         for s in e.inputs(mode):
-            if (s.node, s.row) in seen:
+            if (s.node, s.row, s.tick) in seen:
                 continue
-            seen.add((s.node, s.row))
-            item = {"input": s.node, "row": row_to_dict(s.row, plan.inputs[s.node]), "weight": s.after} | pushes_of(s)
+            seen.add((s.node, s.row, s.tick))
+            item = {"input": s.node, "row": row_to_dict(s.row, plan.inputs[s.node]), "weight": s.after,
+                    "tick": s.tick} | pushes_of(s)
             if s.mode == "change":
                 item |= {"before": s.before, "after": s.after}
             out.append(item)
         return out
+
+    def causes():
+        return [{"input": s.node, "row": row_to_dict(s.row, plan.inputs[s.node]), "weight": after, "tick": s.tick,
+                 "before": before, "after": after} | pushes_of(s) for s, before, after in e.causes]
 
     return {
         "run": run.pk, "tick": tick, "view": view, "node": name, "iteration": e.iteration[0] if len(e.iteration) == 1
@@ -268,5 +276,5 @@ def compute(run: Run, asked: Asked) -> dict:
         "contents": tree(e.contents), "change": tree(e.change),
         "inputs": inputs("contents"),
         # the tick's input changes the row's change comes from (rows that changed at the tick)
-        "causes": [i for i in inputs("change") if i.get("before") is not None],
+        "causes": causes(),
     }
