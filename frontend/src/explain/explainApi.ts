@@ -19,6 +19,8 @@ export interface Use {
   weight: number;
   before?: number;
   after?: number;
+  /** The tick it is a row of, when not its step's (z⁻¹, I, D, a window's late row). */
+  tick?: number;
   followed: boolean;
   step?: Step;
   ref?: number;
@@ -35,7 +37,8 @@ export interface Step {
   id: number;
   node: string;
   kind: string;
-  mode: 'contents' | 'change';
+  /** value: a circuit with z⁻¹, I or D runs as drawn: the node's stream value at `tick`. */
+  mode: 'contents' | 'change' | 'value';
   tick: number;
   iteration: number | number[] | null;
   first_iteration: boolean;
@@ -54,6 +57,7 @@ export interface InputRowRef {
   input: string;
   row: Row;
   weight: number;
+  tick?: number;
   before?: number;
   after?: number;
   pushes: PushRef[];
