@@ -42,6 +42,7 @@ class Group:
     uses: list[Use]
     total: int = 0  # uses in the whole group (the page shows `uses`)
     offset: int = 0
+    dropped: bool = False  # rows the operator dropped (a window's late rows): not part of the row
 
 
 @dataclass
@@ -93,7 +94,7 @@ def step_json(step: Step, schema_of, extra=None) -> dict:
     body["groups"] = [{
         "label": g.label, "total": g.total, "offset": g.offset,
         "uses": [_use_json(u, schema_of, extra) for u in g.uses],
-    } for g in step.groups]
+    } | ({"dropped": True} if g.dropped else {}) for g in step.groups]
     if extra is not None:
         body |= extra(step)
     return body

@@ -137,7 +137,7 @@ def _late_group(window: _Window, op, values, source: str, tick: int, waterline, 
              f"(behind the waterline {_moment(op, waterline)})")
     now, before = values.value(source, tick), values.value(source, tick - 1)
     return Group(label, [Use("in", a.row, now.weight(a.row), before.weight(a.row), tick=tick)
-                         for a in sorted(late, key=lambda a: row_order(a.row))])
+                         for a in sorted(late, key=lambda a: row_order(a.row))], dropped=True)
 
 
 def _uses(members: dict[tuple, int], before: dict[tuple, int] | None = None) -> list[Use]:

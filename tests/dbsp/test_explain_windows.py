@@ -145,6 +145,7 @@ def test_the_late_delete_of_a_session_row_is_dropped():
         "session [2026-11-21 10:03:00, 2026-11-21 10:05:20) of group sensor = 's2': 2 rows",
         "1 late row of this group was dropped at tick 4 (behind the waterline 2026-11-21 10:08:30)"]
     assert [(u.row[1], u.tick) for u in groups[0].uses] == [(at("10:03:00"), None), (at("10:03:20"), 2)]
+    assert [g.dropped for g in groups] == [False, True]
 
 
 def test_every_window_row_at_every_tick_counts_and_averages_the_rows_its_explanation_names():

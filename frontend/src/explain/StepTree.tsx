@@ -152,7 +152,7 @@ function GroupView({ group, owner, runId, onOpen, rootTick }: { group: Group; ow
   const page = Math.floor(shown.offset / pageSize);
   const paged = shown.total > shown.uses.length || shown.offset > 0;
   return (
-    <div className="explain-group" data-testid="explain-group">
+    <div className={`explain-group${group.dropped ? ' dropped' : ''}`} data-testid="explain-group" data-dropped={group.dropped ? 'true' : undefined}>
       <div className="explain-label">
         ⤷ {shown.label}
         {paged && (

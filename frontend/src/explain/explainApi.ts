@@ -30,6 +30,8 @@ export interface Group {
   label: string;
   total: number;
   offset: number;
+  /** Rows the operator dropped (a window's late rows): not part of the row. */
+  dropped?: boolean;
   uses: Use[];
 }
 
