@@ -17,6 +17,7 @@ from typing import Sequence
 
 from ..capture import NodeAt, capture
 from ..plan import Plan
+from .windows import KINDS as WINDOW_KINDS
 from ..zset import ZSet
 
 
@@ -44,14 +45,41 @@ class Values:
             keys += list(op.outputs) if op.kind == "fixedpoint" else [n]
         return keys
 
+    def _kept_keys(self) -> list[str]:
+        """The nodes whose past a walk reads. Run as drawn: every top-level node (z⁻¹, I,
+        D reach any tick, and a stream value is cheap to keep). With event-time windows:
+        what the windows read and everything upstream of it (a window replays its input's
+        changes; a late row is followed back at its own tick); other nodes are read at the
+        tick asked (and the one before), or captured at a tick of their own."""
+        if self.literal:
+            return self._top_level()
+        owner = {e: n for n, op in self.plan.operators.items() if op.kind == "fixedpoint" for e in op.outputs}
+        todo = [self.plan.sources(n)["in"] for n, op in self.plan.operators.items() if op.kind in WINDOW_KINDS]
+        kept: set[str] = set()
+        while todo:
+            key = todo.pop()
+            if key in kept:
+                continue
+            kept.add(key)
+            node = owner.get(key, key)
+            todo += list(self.plan.sources(node).values()) if node in self.plan.operators else []
+        return [k for k in self._top_level() if k in kept]
+
     def _history(self, key: str, tick: int) -> NodeAt | None:
         """The kept node (with its history through at least `tick`), capturing if needed."""
         if tick > self._kept_tick:
-            at = capture(self.plan, self.changes, tick, keep=self._top_level())
+            keep = self._kept_keys()
+            at = capture(self.plan, self.changes, tick, keep=keep)
             self._at[tick] = at
-            self._kept = {k: at[k] for k in self._top_level() if k in at}
+            self._kept = {k: at[k] for k in keep if k in at}
             self._kept_tick, self._past = tick, {}
         return self._kept.get(key)
+
+    def _unkept(self, key: str, tick: int) -> NodeAt | None:
+        """A node without history at `tick`: from the tick captured, or a capture then."""
+        if tick not in self._at:
+            self._at[tick] = capture(self.plan, self.changes, tick)
+        return self._at[tick].get(key)
 
     def delta(self, key: str, tick: int) -> ZSet:
         """A top-level node's delta at `tick` (its stream value, in a circuit run as drawn)."""
@@ -61,7 +89,10 @@ class Values:
             node = self.at(tick).get(key)
             return node.delta if node else ZSet()
         node = self._history(key, tick)
-        return node.history[tick] if node is not None else ZSet()
+        if node is None:
+            node = self._unkept(key, tick)
+            return node.delta if node else ZSet()
+        return node.history[tick]
 
     def stream(self, key: str, tick: int, path: tuple = ()) -> ZSet:
         """A node's value at `tick` as the circuit computes it then: its stream value in a
@@ -73,7 +104,10 @@ class Values:
     def _contents(self, key: str, tick: int) -> ZSet:
         node = self._history(key, tick)
         if node is None:
-            return ZSet()
+            if tick == self._kept_tick - 1 and (at := self._at[self._kept_tick].get(key)) is not None:
+                return at.integral - at.delta  # the tick before the one captured
+            node = self._unkept(key, tick)
+            return node.integral if node else ZSet()
         if tick == self._kept_tick:
             return node.integral
         if (tick, key) not in self._past:

@@ -254,3 +254,17 @@ def test_I_D_and_z_rows_reach_the_pushes_of_earlier_ticks(make_user, client_for)
     pushed = delay["groups"][0]["uses"][0]
     assert (pushed["tick"], [p["sequence"] for p in pushed["step"]["pushes"]]) == (1, [2])
     assert prev["causes"] == []  # nothing pushed at tick 2 carries it: the push of tick 1 does, through z⁻¹
+
+
+def test_a_long_tick_by_tick_log_is_queued_sooner(make_user, client_for, settings, sent):
+    """12 ticks of one row each through I: replayed tick by tick, the 12 rows weigh
+    12 * 12 // 10 = 14 against EXPLAIN_SYNC_MAX_ROWS (a whole-table circuit's would weigh 12)."""
+    from tests.dbsp.helpers import circuit, ins, schema
+
+    doc = circuit({"x": schema("k:bigint")}, [("ix", "integrate", {}), ("total", "output", {})],
+                  ["x.out->ix.in", "ix.out->total.in"])
+    run, api = _pushed(make_user, client_for, "Long", doc, [{"x": [ins(k=t)]} for t in range(12)])
+    settings.EXPLAIN_SYNC_MAX_ROWS = 14
+    assert get(api, run, view="total", row={"k": 0}, tick=11).status_code == 200
+    settings.EXPLAIN_SYNC_MAX_ROWS = 13
+    assert get(api, run, view="total", row={"k": 0}, tick=11).status_code == 202
