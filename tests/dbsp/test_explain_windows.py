@@ -200,3 +200,50 @@ def test_a_sliding_window_drops_a_row_for_the_window_that_closed_and_keeps_it_fo
               [the window's rows that did not change]
                 input e t1 (12, 2) w1
     """)
+
+
+def test_a_late_row_is_followed_through_the_filter_before_the_window_at_its_tick():
+    """e → filter v > 0 → tumbling window of 10 (no lateness) → filter n >= 1 → view. Tick 0:
+    (3, 4) in [0, 10) and (12, 1) in [10, 20): the waterline goes to 12. Tick 1: (5, 2)
+    falls in [0, 10), closed: late; (15, 3) joins [10, 20)."""
+    doc = circuit({"e": schema("t:bigint", "v:bigint")},
+                  [("pos", "filter", {"predicate": "v > 0"}),
+                   ("w", "tumbling_window", {"time": "t", "size": 10, "group_by": [],
+                                             "aggregates": [{"fn": "count", "as": "n"}]}),
+                   ("some", "filter", {"predicate": "n >= 1"}), ("o", "output", {})],
+                  ["e.out->pos.in", "pos.out->w.in", "w.out->some.in", "some.out->o.in"])
+    plan = compile_plan(doc)
+    changes = [{"e": ZSet([((3, 4), 1), ((12, 1), 1)])}, {"e": ZSet([((5, 2), 1), ((15, 3), 1)])}]
+    closed = explain(plan, changes, 1, "o", (0, 10, 1))
+    assert render(closed.contents) == tree("""
+        output o t1 (0, 10, 1) w1
+          [the view of its input]
+            filter some t1 (0, 10, 1) w1
+              [passes n >= 1]
+                tumbling_window w t1 (0, 10, 1) w1
+                  [window [0, 10) of group all rows: 1 row]
+                    filter pos t1 (3, 4) w1
+                      [passes v > 0]
+                        input e t1 (3, 4) w1
+                  [1 late row of this group was dropped at tick 1 (behind the waterline 12)]
+                    filter pos t1 (5, 2) 0->1
+                      [passes v > 0]
+                        input e t1 (5, 2) 0->1
+    """)
+    grown = explain(plan, changes, 1, "o", (10, 20, 2))
+    assert render(grown.change) == tree("""
+        output o t1 (10, 20, 2) 0->1
+          [the view of its input]
+            filter some t1 (10, 20, 2) 0->1
+              [passes n >= 1]
+                tumbling_window w t1 (10, 20, 2) 0->1
+                  [window [10, 20) of group all rows: 1 row before, 2 after; the rows that changed]
+                    filter pos t1 (15, 3) 0->1
+                      [passes v > 0]
+                        input e t1 (15, 3) 0->1
+                  [the window's rows that did not change]
+                    filter pos t1 (12, 1) w1
+                      [passes v > 0]
+                        input e t1 (12, 1) w1
+    """)
+    assert [(s.row, before, after) for s, before, after in grown.causes] == [((15, 3), 0, 1)]
