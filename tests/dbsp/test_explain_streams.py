@@ -121,3 +121,29 @@ def test_a_feedback_loop_through_z_is_followed_back_tick_by_tick_to_the_push():
     """)
     with pytest.raises(RowNotFound):
         explain(plan, changes, 2, "o", (1,))  # filtered out at every tick
+
+
+def test_a_window_run_as_drawn_is_its_rows_of_the_value_at_the_tick():
+    """e → I → tumbling window of 10 → view: run as drawn, the window applies to I(e) at each
+    tick (no lateness). At tick 1 I(e) holds 12 (pushed at tick 0), 3 and 15 (tick 1):
+    [10, 20) counts 12 and 15."""
+    doc = circuit({"e": schema("t:bigint")},
+                  [("ie", "integrate", {}), ("w", "tumbling_window", {"time": "t", "size": 10, "group_by": [],
+                                                                      "aggregates": [{"fn": "count", "as": "n"}]}),
+                   ("o", "output", {})],
+                  ["e.out->ie.in", "ie.out->w.in", "w.out->o.in"])
+    plan = compile_plan(doc)
+    changes = [{"e": ZSet([((12,), 1)])}, {"e": ZSet([((3,), 1), ((15,), 1)])}]
+    e = explain(plan, changes, 1, "o", (10, 20, 2), mode="change")
+    assert render(e.change) == tree("""
+        output o t1 (10, 20, 2) 0->1
+          [the view of its input]
+            tumbling_window w t1 (10, 20, 2) w1
+              [window [10, 20) of group all rows: 2 rows of its input at tick 1]
+                integrate ie t1 (12) w1
+                  [I: the sum of the values of 'e' through tick 1; those that carry it (tick 0)]
+                    input e t0 (12) w1
+                integrate ie t1 (15) w1
+                  [I: the sum of the values of 'e' through tick 1; those that carry it (tick 1)]
+                    input e t1 (15) w1
+    """)
