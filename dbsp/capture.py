@@ -19,11 +19,17 @@ integrated here; with event-time windows (order matters, so no one-step shortcut
 reference still runs D(Q(I(in))) and a node's value is its contents.
 Inner nodes of a fixed point: `integral` is the value it settles at (the last
 iteration), `delta` its difference from the previous tick's.
+
+`keep` (node ids outside fixed points): those nodes also get `history`, their delta at
+every tick 0..t (what explain needs to look back: the changes an integral sums, a
+delay's previous tick, the order rows reached a window in). Keeping history always
+replays tick by tick (one step per tick, instead of two for `whole_tables`), so it is
+asked for only where the past matters.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .plan import Plan
 from .reference import ReferenceRuntime
@@ -35,6 +41,7 @@ class NodeAt:
     delta: ZSet
     integral: ZSet
     iterations: dict = field(default_factory=dict)  # iteration -> value (inner nodes of fixed points)
+    history: list = field(default_factory=list)  # kept nodes: the delta at each tick 0..t
 
 
 def _sum(changes: Sequence[dict[str, ZSet]], upto: int) -> dict[str, ZSet]:
@@ -61,15 +68,17 @@ class _Recorder:
 
 
 def capture(plan: Plan, changes: Sequence[dict[str, ZSet]], tick: int,
-            progress: Callable[[float], None] | None = None) -> dict[str, NodeAt]:
+            progress: Callable[[float], None] | None = None, keep: Iterable[str] = ()) -> dict[str, NodeAt]:
     """node id -> NodeAt at `tick`, given each tick's input changes (`changes[s]`: input
     name -> ZSet applied at tick s; missing ticks are empty). Node ids are those of the
-    plan, the export ids of fixed points and the ids of nodes inside fixed points."""
+    plan, the export ids of fixed points and the ids of nodes inside fixed points.
+    `keep`: node ids whose delta at every tick 0..t is kept in `history`."""
     if tick < 0:
         raise ValueError("tick must be >= 0")
     changes = list(changes) + [{}] * max(0, tick + 1 - len(changes))
     report = progress or (lambda fraction: None)
-    if plan.whole_tables:
+    keep = set(keep)
+    if plan.whole_tables and not keep:
         before = _Recorder(ReferenceRuntime(plan))
         if tick > 0:
             before.runtime.step(_sum(changes, tick - 1), observe=before)
@@ -93,6 +102,7 @@ def capture(plan: Plan, changes: Sequence[dict[str, ZSet]], tick: int,
     integrals: dict[str, ZSet] = {}
     previous: dict[str, ZSet] = {}
     recorder = _Recorder(runtime)
+    history: dict[str, list[ZSet]] = {node_id: [] for node_id in keep}
     for t in range(tick + 1):
         if t == tick:
             previous = dict(recorder.values)
@@ -101,10 +111,16 @@ def capture(plan: Plan, changes: Sequence[dict[str, ZSet]], tick: int,
         for node_id, value in recorder.values.items():
             if node_id in recorder.iterations:  # inner node: contents are where it settles
                 continue
+            before = integrals.get(node_id, ZSet())
             if whole_values and not _is_output(plan, node_id):
                 integrals[node_id] = value
             else:
-                integrals[node_id] = integrals.get(node_id, ZSet()) + value
+                integrals[node_id] = before + value
+            if node_id in history:
+                history[node_id].append(integrals[node_id] - before if whole_values else value)
+        for node_id, kept in history.items():
+            if len(kept) < t + 1:  # not observed at this tick (no such node outside fixed points)
+                kept.append(ZSet())
         report((t + 1) / (tick + 1))
     result = {}
     for node_id, value in recorder.values.items():
@@ -115,6 +131,8 @@ def capture(plan: Plan, changes: Sequence[dict[str, ZSet]], tick: int,
             result[node_id] = NodeAt(delta=value - previous.get(node_id, ZSet()), integral=value)
         else:
             result[node_id] = NodeAt(delta=value, integral=integrals.get(node_id, ZSet()))
+        if node_id in history and node_id not in recorder.iterations:
+            result[node_id].history = history[node_id]
     return result
 
 

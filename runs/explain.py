@@ -1,6 +1,7 @@
 """Explain a row of a run (GET /api/runs/<id>/explain/): why it is in a view (or any
 node) at a tick and why it changed then, down to the input rows and the pushes that
-brought them.
+brought them (circuits with event-time windows, or z⁻¹, I, D, too: their steps can
+reach earlier ticks, each input row with the pushes of its own tick).
 
 The derivation is the engine's (dbsp/explain/, on the reference evaluator's recomputation
 from the applied input log); this module reads the log, checks the request's parameters
@@ -172,6 +173,18 @@ def parse(run: Run, params) -> Asked:
                  list(iteration) if isinstance(iteration, tuple) else iteration)
 
 
+#: A circuit that runs tick by tick (event-time windows, z⁻¹/I/D) is replayed one step per
+#: tick, each over what the windows hold so far: its log counts once per this many ticks
+#: against EXPLAIN_SYNC_MAX_ROWS (bench/README.md: 20 000 rows over 100 ticks of the sensor
+#: demo take about 20 s; 2 000 over 100, 2.4 s).
+TICKS_PER_ROW_COUNT = 10
+
+
+def replay_cost(plan, rows: int, tick: int) -> int:
+    """The log's rows as they weigh against EXPLAIN_SYNC_MAX_ROWS."""
+    return rows if plan.whole_tables else max(rows, rows * (tick + 1) // TICKS_PER_ROW_COUNT)
+
+
 def logged_rows(run: Run, tick: int) -> int:
     return run.pushes.filter(applied_tick__isnull=False, applied_tick__lte=tick).aggregate(n=Sum("row_count"))["n"] or 0
 
@@ -185,7 +198,7 @@ def explain_row(run: Run, params) -> tuple[int, dict]:
             f"Run {run.pk} has {rows} logged rows through tick {asked.tick}; explain recomputes the run and takes at "
             f"most {settings.EXPLAIN_MAX_ROWS} (EXPLAIN_MAX_ROWS).", 400,
             [{"field": "tick", "message": f"{rows} logged rows through tick {asked.tick}, more than {settings.EXPLAIN_MAX_ROWS}"}])
-    if rows <= settings.EXPLAIN_SYNC_MAX_ROWS:
+    if replay_cost(plan_for(run.version), rows, asked.tick) <= settings.EXPLAIN_SYNC_MAX_ROWS:
         return 200, compute(run, asked)
     with transaction.atomic():
         queued = Explanation.objects.create(run=run, params=asdict(asked))
@@ -241,9 +254,11 @@ def compute(run: Run, asked: Asked) -> dict:
     logged = _Pushes(plan, pushes)
 
     def pushes_of(step):
+        # contents: the pushes through the step's tick; a change (or, run as drawn, the
+        # input's value, which is the change pushed then): the pushes at it
         if not step.is_input:
             return {}
-        found, count = logged.of(step.node, step.row, tick, only_at_tick=step.mode == "change")
+        found, count = logged.of(step.node, step.row, step.tick, only_at_tick=step.mode in ("change", "value"))
         return {"pushes": found, "pushes_count": count}
 
     def tree(root):
@@ -252,14 +267,19 @@ def compute(run: Run, asked: Asked) -> dict:
     def inputs(mode):
         out, seen = [], set()
         for s in e.inputs(mode):
-            if (s.node, s.row) in seen:
+            if (s.node, s.row, s.tick) in seen:
                 continue
-            seen.add((s.node, s.row))
-            item = {"input": s.node, "row": row_to_dict(s.row, plan.inputs[s.node]), "weight": s.after} | pushes_of(s)
+            seen.add((s.node, s.row, s.tick))
+            item = {"input": s.node, "row": row_to_dict(s.row, plan.inputs[s.node]), "weight": s.after,
+                    "tick": s.tick} | pushes_of(s)
             if s.mode == "change":
                 item |= {"before": s.before, "after": s.after}
             out.append(item)
         return out
+
+    def causes():
+        return [{"input": s.node, "row": row_to_dict(s.row, plan.inputs[s.node]), "weight": after, "tick": s.tick,
+                 "before": before, "after": after} | pushes_of(s) for s, before, after in e.causes]
 
     return {
         "run": run.pk, "tick": tick, "view": view, "node": name, "iteration": e.iteration[0] if len(e.iteration) == 1
@@ -268,5 +288,5 @@ def compute(run: Run, asked: Asked) -> dict:
         "contents": tree(e.contents), "change": tree(e.change),
         "inputs": inputs("contents"),
         # the tick's input changes the row's change comes from (rows that changed at the tick)
-        "causes": [i for i in inputs("change") if i.get("before") is not None],
+        "causes": causes(),
     }

@@ -8,17 +8,19 @@ returns an `Explanation`: `contents`, the derivation of the row's weight at the 
 tick (None when it did not change), whose input steps are the tick's input changes that
 caused it. The rules per operator family: linear.py (filter, map, flat_map, union,
 difference), joins.py (join, semijoin, antijoin, left_join), grouped.py (aggregate,
-top_k), distinct.py; walk.py goes through outputs, delays, imports and fixed points.
+top_k), distinct.py, windows.py (event-time windows and their late rows), streams.py
+(z⁻¹, I, D); walk.py goes through outputs, delays, imports and fixed points.
 
-Circuits whose views are queries over their input tables (no z⁻¹/I/D, no event-time
-windows: `Plan.whole_tables`) are explained; others raise NotExplainable.
+In a circuit with z⁻¹, I or D (run as drawn) a node's contents at a tick are the sum of
+its stream values so far and its change at the tick is its value then: `contents` is
+explained as that sum over ticks, `change` (and every step below) by the value.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..plan import RELATIONAL, Plan
+from ..plan import Plan
 from ..zset import ZSet
 from .scopes import scopes
 from .steps import Group, Step, Use, step_json
@@ -26,7 +28,6 @@ from .values import Values
 from .walk import Walk
 
 MODES = ("contents", "change")
-_WHOLE_TABLE_KINDS = RELATIONAL | {"fixedpoint"}
 
 
 class NotExplainable(ValueError):
@@ -52,6 +53,7 @@ class Explanation:
     contents: Step | None
     change: Step | None
     truncated: bool
+    causes: list = field(default_factory=list)  # (input step, before, after): the tick's input changes the change uses
 
     def inputs(self, mode: str) -> list[Step]:
         """The input rows the derivation of `mode` reaches (change: the tick's input changes it uses)."""
@@ -66,11 +68,6 @@ def explain(plan: Plan, changes: Sequence[dict[str, ZSet]], tick: int, node: str
     `iteration` (an int, or a tuple for nested fixed points) for a node inside a fixed
     point; `mode` "contents" or "change" for one of the two (default: each that applies);
     `page` pages the groups of the row's own step."""
-    if not plan.whole_tables:
-        odd = next((n for n, op in plan.operators.items() if op.stream or op.kind not in _WHOLE_TABLE_KINDS), "?")
-        raise NotExplainable(
-            f"explain follows circuits whose views are queries over their input tables; node {odd!r} is a "
-            f"{plan.operators[odd].kind} (a circuit with z⁻¹, I, D or event-time windows runs tick by tick)", "view")
     where = scopes(plan)
     if node not in where:
         raise NotExplainable(f"no node {node!r} in this circuit", "node")
@@ -89,7 +86,7 @@ def explain(plan: Plan, changes: Sequence[dict[str, ZSet]], tick: int, node: str
     if len(path) == depth:
         weight, before = probe.weights(node, path, row, "change")
     else:
-        weight, before = probe._settled_weights(node, path, row, "change")
+        weight, before = probe._settled_weights(node, path, row, "change", tick)
     wanted = [m for m in MODES if mode in (None, m)]
     applies = {"contents": weight != 0, "change": weight != before}
     if not any(applies[m] for m in wanted):
@@ -106,7 +103,26 @@ def explain(plan: Plan, changes: Sequence[dict[str, ZSet]], tick: int, node: str
         walk = Walk(plan, values, tick, page=page, page_size=page_size, max_steps=max_steps, first_id=next_id)
         trees[m] = walk.step(node, path, row, m, root=True)
         truncated, next_id = truncated or walk.truncated, walk.next_id
-    return Explanation(node, tick, row, path, weight, before, trees.get("contents"), trees.get("change"), truncated)
+    return Explanation(node, tick, row, path, weight, before, trees.get("contents"), trees.get("change"), truncated,
+                       _causes(trees.get("change"), values, tick))
+
+
+def _causes(root: Step | None, values: Values, tick: int) -> list[tuple[Step, int, int]]:
+    """The tick's input changes a change's derivation reaches, with the input table's
+    weights before and after: input steps in mode change, or (a circuit run as drawn) the
+    input's value at the tick, which is the change pushed then."""
+    out, seen = [], set()
+    for s in (root.walk() if root is not None else ()):
+        if not s.is_input or (s.node, s.row) in seen:
+            continue
+        if s.mode == "change" and s.tick == tick:
+            out.append((s, s.before, s.after))
+        elif s.mode == "value" and s.tick == tick:
+            out.append((s, values.value(s.node, tick - 1).weight(s.row), values.value(s.node, tick).weight(s.row)))
+        else:
+            continue
+        seen.add((s.node, s.row))
+    return out
 
 
 __all__ = ["Explanation", "Group", "NotExplainable", "RowNotFound", "Step", "Use", "explain", "step_json", "Values"]

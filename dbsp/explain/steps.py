@@ -3,7 +3,9 @@ produced it, and each input row's own step.
 
 A `Step` is one row of one node at one tick (and, inside a fixed point, one iteration):
 in mode "contents" why the row is in the node's contents (weight `after`), in mode
-"change" why its weight changed at the tick (from `before` to `after`). Its `groups`
+"change" why its weight changed at the tick (from `before` to `after`), in mode "value"
+(a circuit with z⁻¹, I or D, run as drawn) why it is in the node's stream value at the
+tick (weight `after`). Its `groups`
 are what the operator made it from: for a join each matching pair, for an aggregate the
 group's rows, for a union the side(s) it came from... Each `Use` is one input row (its
 weights) and the step that explains it in turn (`step`), a reference to a step shown
@@ -24,6 +26,7 @@ class Use:
     before: int | None = None  # change mode: its weight before the tick
     node: str = ""  # the value it is a row of (set by the walk)
     iteration: tuple = ()
+    tick: int | None = None  # the tick it is a row of, when not the step's (z⁻¹, I, D, a late row)
     step: "Step | None" = None
     ref: int | None = None
     followed: bool = True
@@ -39,6 +42,7 @@ class Group:
     uses: list[Use]
     total: int = 0  # uses in the whole group (the page shows `uses`)
     offset: int = 0
+    dropped: bool = False  # rows the operator dropped (a window's late rows): not part of the row
 
 
 @dataclass
@@ -47,7 +51,7 @@ class Step:
     node: str
     kind: str
     row: tuple
-    mode: str  # "contents" | "change"
+    mode: str  # "contents" | "change" | "value" (a circuit run as drawn: its stream value at `tick`)
     after: int
     before: int | None = None
     tick: int = 0
@@ -90,7 +94,7 @@ def step_json(step: Step, schema_of, extra=None) -> dict:
     body["groups"] = [{
         "label": g.label, "total": g.total, "offset": g.offset,
         "uses": [_use_json(u, schema_of, extra) for u in g.uses],
-    } for g in step.groups]
+    } | ({"dropped": True} if g.dropped else {}) for g in step.groups]
     if extra is not None:
         body |= extra(step)
     return body
@@ -99,6 +103,8 @@ def step_json(step: Step, schema_of, extra=None) -> dict:
 def _use_json(use: Use, schema_of, extra) -> dict:
     body = {"port": use.port, "node": use.node, "iteration": _iteration_json(use.iteration),
             "row": row_to_dict(use.row, schema_of(use.node)), "weight": use.after, "followed": use.followed}
+    if use.tick is not None:
+        body["tick"] = use.tick
     if use.before is not None:
         body["before"], body["after"] = use.before, use.after
     if use.step is not None:

@@ -65,3 +65,42 @@ def test_every_node_of_a_windowed_circuit_holds_its_table_and_its_change():
             table = table + changes[s]["readings"]
         assert at["readings"].integral == table, t
         assert at["readings"].delta == changes[t]["readings"], t
+
+
+@pytest.mark.parametrize("name", ["transactions", "transitive_closure", "sensor_windows"])
+def test_kept_nodes_carry_their_delta_at_every_tick_as_captured_tick_by_tick(name):
+    """`keep` replays once and keeps each kept node's delta per tick: the same deltas as
+    capturing each tick on its own (for whole-table circuits, by the two-step shortcut),
+    and the contents at the last tick are their sum."""
+    plan, changes = _example(name)
+    last = len(changes) - 1
+    kept = [n for n in plan.order if plan.operators[n].kind != "fixedpoint"]
+    at = capture(plan, changes, last, keep=kept)
+    for node in kept:
+        assert len(at[node].history) == last + 1, node
+        for t in range(last + 1):
+            assert at[node].history[t] == capture(plan, changes, t)[node].delta, (node, t)
+        total = ZSet()
+        for delta in at[node].history:
+            total = total + delta
+        assert total == at[node].integral, node
+    assert not capture(plan, changes, last)[kept[0]].history  # not kept: none
+
+
+def test_kept_stream_values_of_a_circuit_run_as_drawn():
+    """With z⁻¹, I and D the circuit runs as drawn: the history is each node's stream
+    value per tick (x: the pushes; I(x): their running sum; D(x): x less x the tick before;
+    z⁻¹(x): x the tick before), worked out by hand."""
+    from tests.dbsp.helpers import circuit, schema
+
+    doc = circuit({"x": schema("k:bigint")},
+                  [("ix", "integrate", {}), ("dx", "differentiate", {}), ("zx", "delay", {}),
+                   ("o_i", "output", {}), ("o_d", "output", {}), ("o_z", "output", {})],
+                  ["x.out->ix.in", "x.out->dx.in", "x.out->zx.in", "ix.out->o_i.in", "dx.out->o_d.in", "zx.out->o_z.in"])
+    plan = compile_plan(doc)
+    a, b = ZSet([((1,), 1)]), ZSet([((2,), 1)])
+    at = capture(plan, [{"x": a}, {"x": b}, {}], 2, keep=["x", "ix", "dx", "zx"])
+    assert at["x"].history == [a, b, ZSet()]
+    assert at["ix"].history == [a, a + b, a + b]
+    assert at["dx"].history == [a, b - a, -b]
+    assert at["zx"].history == [ZSet(), a, b]

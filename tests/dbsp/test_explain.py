@@ -376,12 +376,6 @@ def test_a_row_not_in_the_view_and_unchanged_is_refused():
         explain(plan, changes, 1, "paths", (0, 1))
 
 
-def test_circuits_that_run_tick_by_tick_are_refused_naming_a_node():
-    plan, changes = _example("sensor_windows")
-    with pytest.raises(NotExplainable, match="window"):
-        explain(plan, changes, 0, plan.order[-1], (1,))
-
-
 @pytest.mark.parametrize("name", ["transactions", "transitive_closure", "word_count"])
 def test_every_row_of_every_view_at_every_tick_reaches_rows_of_the_inputs(name):
     """Against the capture (the oracle's values): each step's weight is the node's, each

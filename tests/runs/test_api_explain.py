@@ -176,3 +176,95 @@ def test_a_queued_explanation_of_a_row_not_there_fails_saying_so(run, client_for
     assert "not in 'closure' at tick 1" in failed["error"]["detail"]
     assert client_for(make_user("mallory")).get(queued["url"]).status_code == 404
     assert api.get(f"/api/runs/{run.pk}/explain/999999/").status_code == 404
+
+
+# ---- circuits that run tick by tick: event-time windows, z⁻¹ / I / D ----------------------
+def _pushed(make_user, client_for, name, document, ticks, user="wendy"):
+    owner = make_user(user)
+    circuit = services.create_circuit(owner, name, "", "private", document)
+    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=owner, status="running")
+    api = client_for(owner)
+    for tick, by_input in enumerate(ticks):
+        for input_name, records in by_input.items():
+            response = api.post(f"/api/runs/{run.pk}/inputs/{input_name}/push/", records, format="json")
+            assert response.status_code == 202, response.json()
+            Push.objects.filter(run=run, sequence=response.json()["sequence"]).update(applied_tick=tick)
+    Run.objects.filter(pk=run.pk).update(current_tick=len(ticks) - 1)
+    run.refresh_from_db()
+    return run, api
+
+
+def test_a_window_row_is_its_readings_and_the_late_one_with_its_push(make_user, client_for):
+    """sensor_windows: s1's minute [10:00, 10:01) at tick 2 averages 20 and 22; the reading
+    10:00:50 pushed at tick 2 came behind the waterline (10:02:30) and was dropped."""
+    from tests.conftest import EXAMPLES
+
+    ticks = [json.loads(line) for line in (EXAMPLES / "sensor_windows.pushes.jsonl").read_text().splitlines()[:3]]
+    run, api = _pushed(make_user, client_for, "Sensors", example("sensor_windows"), ticks)
+    row = {"sensor": "s1", "window_start": "2026-11-21T10:00:00", "window_end": "2026-11-21T10:01:00",
+           "avg_value": 21.0, "readings": 2}
+    response = get(api, run, view="sensor_averages", row=row, tick=2)
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert (body["weight"], body["before"], body["change"]) == (1, 1, None)
+    window = body["contents"]["groups"][0]["uses"][0]["step"]
+    assert window["kind"] == "tumbling_window"
+    members, late = window["groups"]
+    assert members["label"] == "window [2026-11-21 10:00:00, 2026-11-21 10:01:00) of group sensor = 's1': 2 rows"
+    assert [u["row"]["ts"] for u in members["uses"]] == ["2026-11-21T10:00:10", "2026-11-21T10:00:40"]
+    assert late["label"] == "1 late row of this group was dropped at tick 2 (behind the waterline 2026-11-21 10:02:30)"
+    dropped = late["uses"][0]["step"]
+    assert (dropped["row"], dropped["mode"], dropped["tick"], dropped["before"], dropped["after"]) == (
+        {"sensor": "s1", "ts": "2026-11-21T10:00:50", "value": 100.0}, "change", 2, 0, 1)
+    assert [(p["sequence"], p["tick"], p["user"]) for p in dropped["pushes"]] == [(3, 2, "wendy")]
+    assert [(i["row"]["ts"], i["tick"], [p["sequence"] for p in i["pushes"]]) for i in body["inputs"]] == [
+        ("2026-11-21T10:00:10", 2, [1]), ("2026-11-21T10:00:40", 2, [1]), ("2026-11-21T10:00:50", 2, [3])]
+
+
+def test_I_D_and_z_rows_reach_the_pushes_of_earlier_ticks(make_user, client_for):
+    """x → I, D, z⁻¹ → views. Pushes: tick 0 +1 +2, tick 1 +3, tick 2 +1 −2 (run as drawn,
+    a view holds the sum of what its node emitted)."""
+    from tests.dbsp.helpers import circuit, dele, ins, schema
+
+    doc = circuit({"x": schema("k:bigint")},
+                  [("ix", "integrate", {}), ("dx", "differentiate", {}), ("zx", "delay", {}),
+                   ("total", "output", {}), ("diff", "output", {}), ("prev", "output", {})],
+                  ["x.out->ix.in", "x.out->dx.in", "x.out->zx.in", "ix.out->total.in", "dx.out->diff.in",
+                   "zx.out->prev.in"])
+    ticks = [{"x": [ins(k=1), ins(k=2)]}, {"x": [ins(k=3)]}, {"x": [ins(k=1), dele(k=2)]}]
+    run, api = _pushed(make_user, client_for, "Streams", doc, ticks)
+
+    body = get(api, run, view="total", row={"k": 1}, tick=2).json()
+    assert (body["weight"], body["before"]) == (4, 2)
+    integrate = body["change"]["groups"][0]["uses"][0]["step"]
+    assert integrate["kind"] == "integrate"
+    carried = integrate["groups"][0]["uses"]
+    assert [(u["tick"], u["weight"], u["step"]["mode"], [p["sequence"] for p in u["step"]["pushes"]])
+            for u in carried] == [(0, 1, "value", [1]), (2, 1, "value", [3])]
+    assert [(c["row"], c["tick"], c["before"], c["after"], [p["sequence"] for p in c["pushes"]]) for c in body["causes"]] == [
+        ({"k": 1}, 2, 1, 2, [3])]
+
+    diff = get(api, run, view="diff", row={"k": 2}, tick=2).json()
+    d = diff["change"]["groups"][0]["uses"][0]["step"]
+    assert [g["label"] for g in d["groups"]] == ["D: its weight in 'x' at tick 2 (-1)", "less its weight in 'x' at tick 1 (0)"]
+
+    prev = get(api, run, view="prev", row={"k": 3}, tick=2, mode="change").json()
+    delay = prev["change"]["groups"][0]["uses"][0]["step"]
+    assert (delay["kind"], delay["groups"][0]["label"]) == ("delay", "z⁻¹: the value of 'x' at tick 1")
+    pushed = delay["groups"][0]["uses"][0]
+    assert (pushed["tick"], [p["sequence"] for p in pushed["step"]["pushes"]]) == (1, [2])
+    assert prev["causes"] == []  # nothing pushed at tick 2 carries it: the push of tick 1 does, through z⁻¹
+
+
+def test_a_long_tick_by_tick_log_is_queued_sooner(make_user, client_for, settings, sent):
+    """12 ticks of one row each through I: replayed tick by tick, the 12 rows weigh
+    12 * 12 // 10 = 14 against EXPLAIN_SYNC_MAX_ROWS (a whole-table circuit's would weigh 12)."""
+    from tests.dbsp.helpers import circuit, ins, schema
+
+    doc = circuit({"x": schema("k:bigint")}, [("ix", "integrate", {}), ("total", "output", {})],
+                  ["x.out->ix.in", "ix.out->total.in"])
+    run, api = _pushed(make_user, client_for, "Long", doc, [{"x": [ins(k=t)]} for t in range(12)])
+    settings.EXPLAIN_SYNC_MAX_ROWS = 14
+    assert get(api, run, view="total", row={"k": 0}, tick=11).status_code == 200
+    settings.EXPLAIN_SYNC_MAX_ROWS = 13
+    assert get(api, run, view="total", row={"k": 0}, tick=11).status_code == 202

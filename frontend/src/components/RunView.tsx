@@ -321,7 +321,7 @@ export function RunView({ runId }: Props) {
           </summary>
           <TickChart points={live.chart} keys={keys} selected={selected} onSelect={setChosenSeries} labelOf={labelOf} />
           <h4>Outputs at a past tick</h4>
-          <TickSlider runId={run.id} lastTick={tick} />
+          <TickSlider runId={run.id} lastTick={tick} onExplain={(view, row, at) => setExplaining({ view, row, tick: at })} />
         </details>
       </div>
     </section>

@@ -31,6 +31,22 @@ describe('TickSlider', () => {
     await waitFor(() => expect(screen.getByTestId('past-outputs').dataset.tick).toBe('2'));
   });
 
+  it('explains a past row at the tick chosen', async () => {
+    const explained: unknown[] = [];
+    render(<TickSlider runId={4} lastTick={2} onExplain={(...args) => explained.push(args)} />);
+    fireEvent.change(screen.getByTestId('tick-slider-input'), { target: { value: '1' } });
+    await waitFor(() => expect(screen.getByTestId('past-outputs').dataset.tick).toBe('1'));
+    fireEvent.click(within(screen.getByTestId('past-table-total')).getByTestId('explain-row'));
+    expect(explained).toEqual([['total', { total: 20 }, 1]]);
+  });
+
+  it('has no Explain buttons when not asked to', async () => {
+    render(<TickSlider runId={4} lastTick={2} />);
+    fireEvent.change(screen.getByTestId('tick-slider-input'), { target: { value: '1' } });
+    await waitFor(() => expect(screen.getByTestId('past-outputs').dataset.tick).toBe('1'));
+    expect(screen.queryByTestId('explain-row')).toBeNull();
+  });
+
   it('says when no tick has completed', () => {
     render(<TickSlider runId={4} lastTick={-1} />);
     expect(screen.queryByTestId('tick-slider')).toBeNull();

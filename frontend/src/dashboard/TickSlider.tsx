@@ -5,15 +5,18 @@ import { useEffect, useState } from 'react';
 import { runsApi, type OutputsAtTick } from '../api/runs';
 import { ErrorText, messagesOf } from '../components/ErrorText';
 import { ViewTable } from '../components/ViewTable';
+import type { Row } from '../api';
 import { fromRows } from '../zset';
 
 interface Props {
   runId: number;
   /** The newest tick (the slider's maximum). */
   lastTick: number;
+  /** When given, each past row has an "Explain" button: why was it there after that tick? */
+  onExplain?: (view: string, row: Row, tick: number) => void;
 }
 
-export function TickSlider({ runId, lastTick }: Props) {
+export function TickSlider({ runId, lastTick, onExplain }: Props) {
   const [tick, setTick] = useState<number | null>(null);
   const [outputs, setOutputs] = useState<OutputsAtTick | null>(null);
   const [loading, setLoading] = useState(false);
@@ -85,7 +88,12 @@ export function TickSlider({ runId, lastTick }: Props) {
               <h4>
                 <code>{view}</code>
               </h4>
-              <ViewTable view={`past-${view}`} zset={fromRows(rows)} testId={`past-table-${view}`} />
+              <ViewTable
+                view={`past-${view}`}
+                zset={fromRows(rows)}
+                testId={`past-table-${view}`}
+                onExplain={onExplain && ((row) => onExplain(view, row, outputs.tick))}
+              />
             </div>
           ))}
         </div>

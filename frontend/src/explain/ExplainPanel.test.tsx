@@ -126,3 +126,32 @@ describe('a large group', () => {
     expect(decodeURIComponent(fetched[0]!)).toBe('/api/runs/7/explain/?node=sums&row={"k":1,"s":4950000}&tick=3&mode=contents&page=1');
   });
 });
+
+describe('a circuit run as drawn', () => {
+  // I(x) at tick 2 holds k=1 from the changes of x at ticks 0 and 2 (abridged from a real answer)
+  const change = (tick: number): Step => ({
+    id: 10 + tick, node: 'x', kind: 'input', mode: 'value', tick, iteration: null, first_iteration: false, fixedpoint: null,
+    row: { k: 1 }, weight: 1, note: `the change pushed at tick ${tick}`, groups: [],
+  });
+  const integrate = (offset: number): Step => ({
+    id: 2, node: 'ix', kind: 'integrate', mode: 'value', tick: 2, iteration: null, first_iteration: false, fixedpoint: null,
+    row: { k: 1 }, weight: 2, note: '', groups: [{ label: 'I: the values of x that carry it', total: 2, offset, uses: [
+      { port: 'in', node: 'x', iteration: null, row: { k: 1 }, weight: 1, tick: offset ? 2 : 0, followed: true, step: change(offset ? 2 : 0) },
+    ] }],
+  });
+
+  it('says the tick of a step at another tick, and turns a value’s pages as the change at its tick', async () => {
+    const { StepTree } = await import('./StepTree');
+    const fetched: string[] = [];
+    vi.stubGlobal('fetch', vi.fn(async (url: string) => {
+      fetched.push(url);
+      return new Response(JSON.stringify({ ...explanation, change: integrate(1) }), { status: 200, headers: { 'Content-Type': 'application/json' } });
+    }));
+    render(<StepTree step={integrate(0)} runId={7} onOpen={() => undefined} />);
+    expect(screen.getAllByTestId('explain-step-tick').map((b) => b.textContent)).toEqual(['tick 0']);
+    fireEvent.click(screen.getByText('›'));
+    await waitFor(() => expect(screen.getByTestId('explain-pager').textContent).toContain('showing 2–2 of 2'));
+    expect(decodeURIComponent(fetched[0]!)).toBe('/api/runs/7/explain/?node=ix&row={"k":1}&tick=2&mode=change&page=1');
+    expect(screen.queryAllByTestId('explain-step-tick')).toHaveLength(0); // the change of tick 2 itself
+  });
+});

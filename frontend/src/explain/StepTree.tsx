@@ -8,6 +8,8 @@ interface Props {
   runId: number;
   /** Open another explanation in the panel (a row the walk did not follow). */
   onOpen: (target: ExplainTarget) => void;
+  /** The tick explained: a step at another tick (z⁻¹, I, D, a late row) says its own. */
+  rootTick?: number;
 }
 
 function iterationText(iteration: Step['iteration']): string {
@@ -15,7 +17,7 @@ function iterationText(iteration: Step['iteration']): string {
   return Array.isArray(iteration) ? iteration.join('.') : String(iteration);
 }
 
-function weightText(item: { weight: number; before?: number; after?: number }, mode: 'contents' | 'change'): string {
+function weightText(item: { weight: number; before?: number; after?: number }, mode: Step['mode']): string {
   if (mode === 'change' && item.before !== undefined) return `${item.before} → ${item.after}`;
   return `×${item.weight}`;
 }
@@ -41,7 +43,16 @@ export function PushList({ pushes, count }: { pushes: PushRef[]; count: number }
 /** Steps that pass their input's row on unchanged: drawn as one short line each. */
 export const PASSING = new Set(['output', 'export', 'fixedpoint', 'import', 'delta0', 'delay']);
 
-function StepLine({ step }: { step: Step }) {
+function TickBadge({ step, rootTick }: { step: Step; rootTick?: number }) {
+  if (rootTick === undefined || step.tick === rootTick) return null;
+  return (
+    <span className="badge tick" data-testid="explain-step-tick">
+      tick {step.tick}
+    </span>
+  );
+}
+
+function StepLine({ step, rootTick }: { step: Step; rootTick?: number }) {
   const iteration = iterationText(step.iteration);
   if (PASSING.has(step.kind) && step.groups.length === 1) {
     return (
@@ -50,6 +61,7 @@ function StepLine({ step }: { step: Step }) {
         <span className="badge kind">{step.kind === 'fixedpoint' ? 'fixed point' : step.kind}</span>
         <code className="explain-node">{step.node}</code>
         {iteration && <span className="badge iteration">iteration {iteration}</span>}
+        <TickBadge step={step} rootTick={rootTick} />
         <span className="explain-note">{step.note || step.groups[0]!.label}</span>
       </div>
     );
@@ -70,6 +82,7 @@ function StepLine({ step }: { step: Step }) {
           iteration {iteration}
         </span>
       )}
+      <TickBadge step={step} rootTick={rootTick} />
       <span className="explain-row">{formatRow(step.row)}</span>
       <span className="explain-weight">{weightText(step, step.mode)}</span>
       {step.note && <span className="explain-note">{step.note}</span>}
@@ -78,9 +91,9 @@ function StepLine({ step }: { step: Step }) {
   );
 }
 
-function UseView({ use, runId, onOpen, owner }: { use: Use; runId: number; onOpen: Props['onOpen']; owner: Step }) {
+function UseView({ use, runId, onOpen, owner, rootTick }: { use: Use; runId: number; onOpen: Props['onOpen']; owner: Step; rootTick?: number }) {
   const mode = owner.mode;
-  if (use.step) return <StepTree step={use.step} runId={runId} onOpen={onOpen} />;
+  if (use.step) return <StepTree step={use.step} runId={runId} onOpen={onOpen} rootTick={rootTick} />;
   const text = `${use.node} ${formatRow(use.row)} ${weightText(use, mode)}`;
   if (use.ref !== undefined) {
     return (
@@ -96,7 +109,16 @@ function UseView({ use, runId, onOpen, owner }: { use: Use; runId: number; onOpe
       <button
         type="button"
         className="link"
-        onClick={() => onOpen({ node: use.node, iteration: use.iteration, row: use.row, tick: owner.tick, mode: changed ? 'change' : 'contents' })}
+        onClick={() =>
+          onOpen({
+            node: use.node,
+            iteration: use.iteration,
+            row: use.row,
+            tick: use.tick ?? owner.tick,
+            // run as drawn, a row of a value is the change of the node's contents then
+            mode: changed || owner.mode === 'value' ? 'change' : 'contents',
+          })
+        }
       >
         Explain this row
       </button>
@@ -105,7 +127,7 @@ function UseView({ use, runId, onOpen, owner }: { use: Use; runId: number; onOpe
 }
 
 /** One group of a step (a join's pair, an aggregate's group...), paged when large. */
-function GroupView({ group, owner, runId, onOpen }: { group: Group; owner: Step; runId: number; onOpen: Props['onOpen'] }) {
+function GroupView({ group, owner, runId, onOpen, rootTick }: { group: Group; owner: Step; runId: number; onOpen: Props['onOpen']; rootTick?: number }) {
   const [shown, setShown] = useState<Group>(group);
   const [error, setError] = useState<string | null>(null);
   const pageSize = group.uses.length || 1;
@@ -114,10 +136,12 @@ function GroupView({ group, owner, runId, onOpen }: { group: Group; owner: Step;
   async function turn(page: number) {
     setError(null);
     try {
+      // a value (run as drawn) is the change of the node's contents at its tick: the same groups
+      const mode = owner.mode === 'value' ? 'change' : owner.mode;
       const e = await explainApi.explain(runId, {
-        node: owner.node, iteration: owner.iteration, row: owner.row, tick: owner.tick, mode: owner.mode, page,
+        node: owner.node, iteration: owner.iteration, row: owner.row, tick: owner.tick, mode, page,
       });
-      const root = owner.mode === 'change' ? e.change : e.contents;
+      const root = mode === 'change' ? e.change : e.contents;
       const next = root?.groups[index];
       if (next) setShown(next);
     } catch (err) {
@@ -128,7 +152,7 @@ function GroupView({ group, owner, runId, onOpen }: { group: Group; owner: Step;
   const page = Math.floor(shown.offset / pageSize);
   const paged = shown.total > shown.uses.length || shown.offset > 0;
   return (
-    <div className="explain-group" data-testid="explain-group">
+    <div className={`explain-group${group.dropped ? ' dropped' : ''}`} data-testid="explain-group" data-dropped={group.dropped ? 'true' : undefined}>
       <div className="explain-label">
         ⤷ {shown.label}
         {paged && (
@@ -149,7 +173,7 @@ function GroupView({ group, owner, runId, onOpen }: { group: Group; owner: Step;
       <ul className="explain-children">
         {shown.uses.map((use, i) => (
           <li key={`${shown.offset}-${i}`}>
-            <UseView use={use} runId={runId} onOpen={onOpen} owner={owner} />
+            <UseView use={use} runId={runId} onOpen={onOpen} owner={owner} rootTick={rootTick} />
           </li>
         ))}
       </ul>
@@ -159,7 +183,7 @@ function GroupView({ group, owner, runId, onOpen }: { group: Group; owner: Step;
 
 /** A derivation: a chain of single-input steps on one level, then the groups where it
  * branches (pairs, groups), each nested below. */
-export function StepTree({ step, runId, onOpen }: Props) {
+export function StepTree({ step, runId, onOpen, rootTick }: Props) {
   const chain = chainOf(step);
   const last = chain[chain.length - 1]!;
   return (
@@ -167,11 +191,11 @@ export function StepTree({ step, runId, onOpen }: Props) {
       {chain.map((s, i) => (
         <div key={s.id}>
           {i > 0 && !PASSING.has(chain[i - 1]!.kind) && <div className="explain-label">⤷ {chain[i - 1]!.groups[0]!.label}</div>}
-          <StepLine step={s} />
+          <StepLine step={s} rootTick={rootTick ?? step.tick} />
         </div>
       ))}
       {last.groups.map((group, i) => (
-        <GroupView key={i} group={group} owner={last} runId={runId} onOpen={onOpen} />
+        <GroupView key={i} group={group} owner={last} runId={runId} onOpen={onOpen} rootTick={rootTick ?? step.tick} />
       ))}
     </div>
   );

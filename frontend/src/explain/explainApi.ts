@@ -19,6 +19,8 @@ export interface Use {
   weight: number;
   before?: number;
   after?: number;
+  /** The tick it is a row of, when not its step's (z⁻¹, I, D, a window's late row). */
+  tick?: number;
   followed: boolean;
   step?: Step;
   ref?: number;
@@ -28,6 +30,8 @@ export interface Group {
   label: string;
   total: number;
   offset: number;
+  /** Rows the operator dropped (a window's late rows): not part of the row. */
+  dropped?: boolean;
   uses: Use[];
 }
 
@@ -35,7 +39,8 @@ export interface Step {
   id: number;
   node: string;
   kind: string;
-  mode: 'contents' | 'change';
+  /** value: a circuit with z⁻¹, I or D runs as drawn: the node's stream value at `tick`. */
+  mode: 'contents' | 'change' | 'value';
   tick: number;
   iteration: number | number[] | null;
   first_iteration: boolean;
@@ -54,6 +59,7 @@ export interface InputRowRef {
   input: string;
   row: Row;
   weight: number;
+  tick?: number;
   before?: number;
   after?: number;
   pushes: PushRef[];
