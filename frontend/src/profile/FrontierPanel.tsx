@@ -29,7 +29,7 @@ function FixedPointFrontier({ node, ticks }: { node: FrontierNode; ticks: number
       <h4>
         <code>{node.node}</code> <span className="muted small">fixed point: iterations per tick</span>
       </h4>
-      <SeriesChart ticks={ticks} series={[{ label: 'iterations', values: iterations, colour: SERIES_COLOUR, style: 'bars' }]} testId={`frontier-chart-${node.node}`} height={140} />
+      <SeriesChart ticks={ticks} series={[{ label: 'iterations', values: iterations, colour: SERIES_COLOUR, style: 'bars' }]} testId={`frontier-chart-${node.node}`} height={220} />
       <table className="frontier-table" data-testid={`frontier-table-${node.node}`}>
         <thead>
           <tr>
@@ -68,7 +68,7 @@ function WindowFrontier({ node, ticks }: { node: FrontierNode; ticks: number[] }
           { label: 'late rows', values: late, colour: LATE_COLOUR, style: 'points' },
         ]}
         testId={`frontier-chart-${node.node}`}
-        height={140}
+        height={220}
       />
       <table className="frontier-table" data-testid={`frontier-table-${node.node}`}>
         <thead>

@@ -51,7 +51,11 @@ export function SeriesChart({ ticks, series, testId, height = 180 }: Props) {
       },
       axes: [
         { label: 'tick', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] },
-        { size: (_self: uPlot, values: string[] | null) => 24 + 7 * Math.max(3, ...(values ?? []).map((v) => String(v).length)) },
+        {
+          size: (_self: uPlot, values: string[] | null) => 24 + 7 * Math.max(3, ...(values ?? []).map((v) => String(v).length)),
+          // counts and ms: whole steps where the range allows (no 0.5 iterations)
+          incrs: [0.01, 0.1, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 1e5, 1e6, 1e7, 1e8, 1e9],
+        },
       ],
       series: [
         { label: 'tick' },
