@@ -129,8 +129,11 @@ class JoinDelta:
     def _on_driver(self, da, db):
         ctx, op = self.ctx, self.op
         left_schema, right_schema = op.input_schemas["left"], op.input_schemas["right"]
-        za, zb = ctx.to_zset(da), ctx.to_zset(db)
         old_b, old_a = self._old_state(da, db)
+        fetched = sum(t.num_rows for t in (old_a, old_b) if t is not None)
+        if fetched >= ctx.vector_min_rows:  # a small change meeting many state rows: Arrow's hash join
+            return self._arrow_products(da, db, old_b, old_a)
+        za, zb = ctx.to_zset(da), ctx.to_zset(db)
         out = ZSet()
         if da is not None:
             out = out + op.query({"left": za, "right": (ctx.to_zset_table(old_b, right_schema) if old_b is not None else ZSet()) + zb})
@@ -150,6 +153,10 @@ class JoinDelta:
     def _with_arrow(self, da, db):
         """A larger change: the matching state rows are fetched (one semi-join job per
         side) and the three products formed by Arrow's hash join on the driver."""
+        return self._arrow_products(da, db, *self._old_state(da, db))
+
+    def _arrow_products(self, da, db, old_b, old_a):
+        """Δa ⋈ (old_b + Δb) + old_a ⋈ Δb with Arrow's hash join, on the driver."""
         from .zsets import concat, consolidate_arrow
 
         op, ctx = self.op, self.ctx
@@ -157,7 +164,6 @@ class JoinDelta:
         parts = []
         ta = da.table() if da is not None else None
         tb = db.table() if db is not None else None
-        old_b, old_a = self._old_state(da, db)
         if ta is not None:
             parts.append(op.arrow_join(ta, concat([old_b, tb]), out_schema))
         if tb is not None:
