@@ -96,6 +96,18 @@ def single_edge_changes(edges, ticks: int, rnd: random.Random) -> list[tuple[str
     return out
 
 
+def churn_changes(edges, ticks: int, rnd: random.Random) -> list[tuple[str, tuple[int, int]]]:
+    """Alternating ("delete", a random original edge), ("insert", the same edge back):
+    `ticks` of each. The graph, its closure and the state return to where they were
+    every second tick, so a long run measures cost against the number of ticks alone."""
+    out = []
+    originals = sorted(set(edges))
+    for _ in range(ticks):
+        edge = rnd.choice(originals)
+        out += [("delete", edge), ("insert", edge)]
+    return out
+
+
 def apply(edges, change) -> list[tuple[int, int]]:
     kind, edge = change
     return edges + [edge] if kind == "insert" else [e for e in edges if e != edge]
@@ -372,7 +384,7 @@ def run_pydbsp(edges, changes, budget: float, truth_load: set, truth_end: set, e
 def run_graph(spark, plan, name, args):
     rnd = random.Random(args.seed)
     edges = load_graph(name)
-    changes = single_edge_changes(edges, args.ticks, rnd)
+    changes = (churn_changes if args.churn else single_edge_changes)(edges, args.ticks, rnd)
     truth_load = bfs_closure(edges)
     final = list(edges)
     for c in changes:
@@ -451,6 +463,8 @@ def main():
     parser.add_argument("--no-recompute", action="store_true")
     parser.add_argument("--recent-max", type=int, default=None,
                         help="rows a trace keeps on the driver before moving to Spark (default: the runtime's)")
+    parser.add_argument("--churn", action="store_true",
+                        help="single-edge ticks delete an original edge and insert it back (state stays the same size)")
     parser.add_argument("--profile", action="store_true", help="cProfile the dbspweb load and single-edge ticks (to stderr)")
     args = parser.parse_args()
     print(json.dumps({"load_average": os.getloadavg(), "args": vars(args)}), flush=True)
