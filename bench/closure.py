@@ -25,6 +25,7 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import random
 import signal
@@ -95,6 +96,18 @@ def single_edge_changes(edges, ticks: int, rnd: random.Random) -> list[tuple[str
     return out
 
 
+def churn_changes(edges, ticks: int, rnd: random.Random) -> list[tuple[str, tuple[int, int]]]:
+    """Alternating ("delete", a random original edge), ("insert", the same edge back):
+    `ticks` of each. The graph, its closure and the state return to where they were
+    every second tick, so a long run measures cost against the number of ticks alone."""
+    out = []
+    originals = sorted(set(edges))
+    for _ in range(ticks):
+        edge = rnd.choice(originals)
+        out += [("delete", edge), ("insert", edge)]
+    return out
+
+
 def apply(edges, change) -> list[tuple[int, int]]:
     kind, edge = change
     return edges + [edge] if kind == "insert" else [e for e in edges if e != edge]
@@ -127,8 +140,49 @@ def fold(closure: dict, result, view: str = "closure") -> None:
             closure.pop((a, b), None)
 
 
+class LookupClock:
+    """Seconds spent in trace lookups (driver probes and Spark lookup jobs), to split a
+    tick's time between the traces and everything else (the fixed point's own work)."""
+
+    def __init__(self):
+        from dbsp.spark.trace import Trace
+
+        self.seconds = 0.0
+        original = Trace.lookup
+        clock = self
+
+        def lookup(trace, *args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return original(trace, *args, **kwargs)
+            finally:
+                clock.seconds += time.perf_counter() - t0
+
+        self._restore = lambda: setattr(Trace, "lookup", original)
+        Trace.lookup = lookup
+
+    def close(self):
+        self._restore()
+
+
+def first_last(samples: list[float], n: int = 20) -> dict:
+    """Medians (ms) of the first and the last n ticks, and their ratio (last / first)."""
+    if len(samples) < 2 * n:
+        return {}
+    first, last = statistics.median(samples[:n]) * 1000, statistics.median(samples[-n:]) * 1000
+    return {"ticks": len(samples), f"first{n}_ms": round(first, 1), f"last{n}_ms": round(last, 1), "last/first": round(last / first, 2)}
+
+
 def run_dbspweb(spark, plan, edges, changes, profile: bool, recent_max: int | None = None, truth_load: set | None = None):
     rt = SparkRuntime(plan, spark, **({"recent_max": recent_max} if recent_max is not None else {}))
+    clock = LookupClock()
+    try:
+        return _run_dbspweb(rt, edges, changes, profile, truth_load, clock)
+    finally:
+        clock.close()
+
+
+def _run_dbspweb(rt, edges, changes, profile, truth_load, clock):
     closure: dict = {}
     load_profiler = cProfile.Profile() if profile else None
     j0, t0 = rt.jobs, time.perf_counter()
@@ -145,9 +199,11 @@ def run_dbspweb(spark, plan, edges, changes, profile: bool, recent_max: int | No
     load = {"ms": round(load_s * 1000, 1), "closure": len(closure), "iterations": result.frontier["tc"]["iteration"],
             "jobs": rt.jobs - j0}
     ticks = {"insert": [], "delete": []}
+    every, lookups = [], []  # all single-edge ticks in order: seconds, and seconds in trace lookups
     profiler = cProfile.Profile() if profile else None
     for i, (kind, edge) in enumerate(changes):
         j0 = rt.jobs
+        l0 = clock.seconds
         t0 = time.perf_counter()
         if profiler is not None and i >= 2:  # the first pair warms up
             profiler.enable()
@@ -155,6 +211,8 @@ def run_dbspweb(spark, plan, edges, changes, profile: bool, recent_max: int | No
         if profiler is not None:
             profiler.disable()
         elapsed = time.perf_counter() - t0
+        every.append(elapsed)
+        lookups.append(clock.seconds - l0)
         stats = result.stats
         fold(closure, result)
         ticks[kind].append({
@@ -164,6 +222,9 @@ def run_dbspweb(spark, plan, edges, changes, profile: bool, recent_max: int | No
             "inner_rows": {n: stats[n]["rows_out"] for n in ("extend", "paths") if n in stats},
         })
     out = {"load": load}
+    if len(every) >= 40:  # long runs: does a tick's cost grow with the number of ticks?
+        out["over_time"] = first_last(every) | {"lookups": first_last(lookups),
+                                                "outside_lookups": first_last([a - b for a, b in zip(every, lookups)])}
     for kind, samples in ticks.items():
         out[kind] = {
             "ms": median_ms([s["s"] for s in samples]),
@@ -323,14 +384,14 @@ def run_pydbsp(edges, changes, budget: float, truth_load: set, truth_end: set, e
 def run_graph(spark, plan, name, args):
     rnd = random.Random(args.seed)
     edges = load_graph(name)
-    changes = single_edge_changes(edges, args.ticks, rnd)
+    changes = (churn_changes if args.churn else single_edge_changes)(edges, args.ticks, rnd)
     truth_load = bfs_closure(edges)
     final = list(edges)
     for c in changes:
         final = apply(final, c)
     truth_end = bfs_closure(final)
     report = {"graph": name, "edges": len(edges), "nodes": len({n for e in edges for n in e}), "closure": len(truth_load),
-              "floor_ms": floor_ms(spark), "recent_max": args.recent_max}
+              "floor_ms": floor_ms(spark), "recent_max": args.recent_max, "load_average_before": os.getloadavg()[0]}
 
     incremental, closure = run_dbspweb(spark, plan, edges, changes, args.profile, args.recent_max, truth_load)
     assert set(closure) == truth_end and all(w == 1 for w in closure.values()), \
@@ -359,6 +420,8 @@ def run_graph(spark, plan, name, args):
     else:
         report["pydbsp"] = {"load": {"skipped": "not run (--pydbsp-budget 0)"}}
     report["floor_ms_after"] = floor_ms(spark)
+    report["load_average_after"] = os.getloadavg()[0]
+    print(json.dumps({"graph": name, "load_average": [report["load_average_before"], report["load_average_after"]]}), flush=True)
     return report
 
 
@@ -400,8 +463,11 @@ def main():
     parser.add_argument("--no-recompute", action="store_true")
     parser.add_argument("--recent-max", type=int, default=None,
                         help="rows a trace keeps on the driver before moving to Spark (default: the runtime's)")
+    parser.add_argument("--churn", action="store_true",
+                        help="single-edge ticks delete an original edge and insert it back (state stays the same size)")
     parser.add_argument("--profile", action="store_true", help="cProfile the dbspweb load and single-edge ticks (to stderr)")
     args = parser.parse_args()
+    print(json.dumps({"load_average": os.getloadavg(), "args": vars(args)}), flush=True)
     spark = get_session()
     plan = compile_plan(json.loads(EXAMPLE.read_text()))
     reports = [run_graph(spark, plan, name, args) for name in args.graphs]

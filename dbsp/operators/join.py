@@ -98,8 +98,10 @@ class Join(Operator):
             joined = left.join(r, keys=self.left_keys, right_keys=[f"r__{k}" for k in self.right_keys],
                                join_type="inner", coalesce_keys=False, use_threads=False)
         else:  # cartesian product
-            li = pa.array([i for i in range(left.num_rows) for _ in range(right.num_rows)], pa.int64())
-            ri = pa.array([j for _ in range(left.num_rows) for j in range(right.num_rows)], pa.int64())
+            import numpy as np
+
+            li = pa.array(np.repeat(np.arange(left.num_rows, dtype=np.int64), right.num_rows))
+            ri = pa.array(np.tile(np.arange(right.num_rows, dtype=np.int64), left.num_rows))
             joined = pa.table({**{c: left[c].take(li) for c in left.column_names}, **{c: r[c].take(ri) for c in r.column_names}})
         columns = {c: joined[c] for c in self.input_schemas["left"].names}
         columns |= {c.name: joined[f"r__{c.name}"] for c in self.right_kept}

@@ -71,6 +71,44 @@ def _same(a, b) -> bool:
     return consolidate_arrow(concat([ta, negated])).num_rows == 0
 
 
+def _compact(executor) -> None:
+    """Consolidate the driver part of every trace an executor holds into one table. A
+    copy made for the next iteration shares its predecessor's parts and adds one of its
+    own; left alone, iteration k's traces would be k parts, each probed by every later
+    lookup."""
+    from .trace import Trace
+
+    seen: set[int] = {id(executor.ctx)}  # (the runtime: never walk into the other nodes' executors)
+
+    def walk(obj, depth=0):
+        if id(obj) in seen or depth > 6:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, Trace):
+            obj.recent  # noqa: B018  (reading it consolidates the driver parts into one)
+            return
+        values = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else getattr(obj, "__dict__", {}).values()
+        for value in values:
+            if isinstance(value, (Trace, dict, list, tuple)) or type(value).__module__.startswith("dbsp.spark"):
+                walk(value, depth + 1)
+
+    walk(executor)
+
+
+def _empty(change) -> bool:
+    return change is None or change.table().num_rows == 0
+
+
+def _sum(changes: list):
+    """The sum of changes (Batch) of one schema, consolidated: None when empty."""
+    if not changes:
+        return None
+    if len(changes) == 1:
+        return changes[0]
+    first = changes[0]
+    return Batch.of_table(first.ctx, first.schema, consolidate_arrow(concat([c.table() for c in changes])))
+
+
 class FixedPointDelta:
     def __init__(self, ctx, op, schema=None):
         from .incremental import Lifted
@@ -94,6 +132,7 @@ class FixedPointDelta:
                 self.per_iteration[n] = [made]
                 self.template[n] = copy.deepcopy(made, dict(self._memo_base))  # empty state
         self.feedback = {n: self.sub.document.sources_of(n)["in"] for n in self.sub.order if self.sub.operators[n].kind == "delay"}
+        self.started = False  # the first tick runs semi-naively (_first)
 
     def _executor(self, n: str, k: int):
         if n in self.stateless:
@@ -105,6 +144,9 @@ class FixedPointDelta:
         return executors[k]
 
     def step(self, inputs):
+        if not self.started:
+            self.started = True
+            return self._first(inputs)
         sub, document = self.sub, self.sub.document
         stats = {n: {"rows_in": 0, "rows_out": 0, "ms": 0.0} for n in sub.order}
         previous: dict[str, object] = {}
@@ -139,8 +181,12 @@ class FixedPointDelta:
                 break
             previous = current
             k += 1
-        # Values are settled from k on: executors past k hold stale state; iteration k's
-        # is the one to copy when a later tick needs more iterations.
+        self._settle(k, stats)
+        return {e: current.get(e) for e in self.op.outputs}
+
+    def _settle(self, k: int, stats: dict) -> None:
+        """Values are settled from k on: executors past k hold stale state; iteration k's
+        is the one to copy when a later tick needs more iterations."""
         for n, executors in self.per_iteration.items():
             del executors[k + 1:]
             self.template[n] = copy.deepcopy(executors[k], dict(self._memo_base)) if len(executors) > k else executors[-1]
@@ -151,7 +197,68 @@ class FixedPointDelta:
             if rows:
                 s["state_rows"] = rows
         self.inner_stats = stats
-        return {e: current.get(e) for e in self.op.outputs}
+
+    def _first(self, inputs):
+        """The first tick, semi-naively: every per-iteration state is empty, so instead of
+        feeding iteration k the whole value V[k] (and joining every path found so far
+        again at every k), iteration k's executors start as copies of iteration k-1's
+        (whose state is then V_in[k-1]) and receive only the inner difference
+        d[k] = V[k] - V[k-1]: imports give their value at k = 0 and nothing after, a delay
+        gives its source's d[k-1], linear nodes map differences to differences, and a
+        stateful Δ executor holding V_in[k-1] answers d_in[k] with V_out[k] - V_out[k-1].
+        It stops at the first k >= 1 where no feedback source changed (V[k] = V[k-1]:
+        the reference's criterion); each executor k then holds V_in[k] integrated over
+        the one tick, exactly the state the per-iteration form keeps, and the outputs
+        are Σ_k d_export[k] = V[K] (the change from the empty fixed point)."""
+        sub, document = self.sub, self.sub.document
+        stats = {n: {"rows_in": 0, "rows_out": 0, "ms": 0.0} for n in sub.order}
+        exported: dict[str, list] = {e: [] for e in self.op.outputs}
+        previous: dict[str, object] = {}
+        k = 0
+        while True:
+            if k >= self.op.max_iterations:
+                raise FixedPointDiverged(f"node {self.op.node_id!r}: no fixed point after {self.op.max_iterations} iterations (max_iterations)")
+            current: dict[str, object] = {}
+            for n in sub.order:
+                inner = sub.operators[n]
+                t0 = time.perf_counter()
+                if inner.kind == "import":
+                    current[n] = inputs.get(n) if k == 0 else None
+                elif inner.kind == "delay":
+                    current[n] = previous.get(self.feedback[n]) if k > 0 else None
+                else:
+                    args = {port: current.get(src) for port, src in document.sources_of(n).items()}
+                    if inner.kind == "export":
+                        current[n] = args["in"]
+                    else:
+                        if n in self.stateless:
+                            executor = self.stateless[n]
+                        else:
+                            executors = self.per_iteration[n]
+                            if k > 0:
+                                executors.append(copy.deepcopy(executors[k - 1], dict(self._memo_base)))
+                            executor = executors[k]
+                        result = executor.step(args)
+                        if k > 0 and n not in self.stateless:
+                            _compact(executor)
+                        if inner.kind == "fixedpoint":
+                            current.update(result)
+                        else:
+                            current[n] = result
+                    s = stats[n]
+                    s["rows_in"] += sum(self.ctx.size(v) or 0 for v in args.values())
+                s = stats[n]
+                s["rows_out"] += self.ctx.size(current.get(n)) or 0
+                s["ms"] += (time.perf_counter() - t0) * 1000
+            for e in exported:
+                if current.get(e) is not None:
+                    exported[e].append(current[e])
+            if k >= 1 and all(_empty(current.get(src)) for src in self.feedback.values()):
+                break
+            previous = current
+            k += 1
+        self._settle(k, stats)
+        return {e: _sum(parts) for e, parts in exported.items()}
 
     def progress(self, tick):
         return {"frontier": self.op.frontier(tick, self.iteration), "stats": self.inner_stats}

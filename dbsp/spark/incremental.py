@@ -42,11 +42,16 @@ class Lifted:
             return None
         if self.op.kind in ("input", "output"):  # identities: pass the change through as it is
             return inputs["in"]
+        if self.op.kind == "union" and len(present) == 1 and present[0].rows is not None:
+            return Batch.of_table(self.ctx, self.schema, present[0].table())  # a + 0 = a (same columns, consolidated)
         ctx = self.ctx
         on_driver = all(v.rows is not None for v in present)
         rows = sum(v.rows for v in present) if on_driver else None
-        if on_driver and min(ctx.vector_min_rows, ctx.driver_max_rows + 1) <= rows <= ctx.arrow_max_rows:
-            # vectorised on the driver, when the operator has that form
+        if on_driver and min(ctx.vector_min_rows, ctx.driver_max_rows + 1) <= rows and (rows <= ctx.arrow_max_rows or ctx.arrow_max_rows > 0):
+            # vectorised on the driver, when the operator has that form: up to
+            # arrow_max_rows, and beyond when the change is on the driver already (a
+            # large join's output): through Spark it would only be copied out and back
+            # (arrow_max_rows = 0 switches Arrow off)
             tables = {p: (v.table() if v is not None else ctx.empty_table(self.op.input_schemas[p])) for p, v in inputs.items()}
             out = self.op.arrow(tables, ctx.arrow_schema(self.schema))
             if out is not None:
@@ -130,8 +135,11 @@ class JoinDelta:
     def _on_driver(self, da, db):
         ctx, op = self.ctx, self.op
         left_schema, right_schema = op.input_schemas["left"], op.input_schemas["right"]
-        za, zb = ctx.to_zset(da), ctx.to_zset(db)
         old_b, old_a = self._old_state(da, db)
+        fetched = sum(t.num_rows for t in (old_a, old_b) if t is not None)
+        if fetched >= ctx.vector_min_rows:  # a small change meeting many state rows: Arrow's hash join
+            return self._arrow_products(da, db, old_b, old_a)
+        za, zb = ctx.to_zset(da), ctx.to_zset(db)
         out = ZSet()
         if da is not None:
             out = out + op.query({"left": za, "right": (ctx.to_zset_table(old_b, right_schema) if old_b is not None else ZSet()) + zb})
@@ -140,11 +148,21 @@ class JoinDelta:
         return Batch.of_table(ctx, self.schema, ctx.to_table(out, self.schema))
 
     def _all(self, trace):
+        """The whole integral of one side (a cartesian product meets every row): the
+        driver part as it is, no Spark job while nothing spilled; one collect when some
+        of it lives in Spark levels."""
+        if not trace.levels:
+            return trace.recent
+        self.ctx.jobs += 1
         return trace.snapshot_table()
 
     def _with_arrow(self, da, db):
         """A larger change: the matching state rows are fetched (one semi-join job per
         side) and the three products formed by Arrow's hash join on the driver."""
+        return self._arrow_products(da, db, *self._old_state(da, db))
+
+    def _arrow_products(self, da, db, old_b, old_a):
+        """Δa ⋈ (old_b + Δb) + old_a ⋈ Δb with Arrow's hash join, on the driver."""
         from .zsets import concat, consolidate_arrow
 
         op, ctx = self.op, self.ctx
@@ -152,13 +170,18 @@ class JoinDelta:
         parts = []
         ta = da.table() if da is not None else None
         tb = db.table() if db is not None else None
-        old_b, old_a = self._old_state(da, db)
         if ta is not None:
             parts.append(op.arrow_join(ta, concat([old_b, tb]), out_schema))
         if tb is not None:
             parts.append(op.arrow_join(old_a, tb, out_schema))
         joined = concat(parts)
-        return Batch.of_table(ctx, self.schema, consolidate_arrow(joined)) if joined is not None else None
+        if joined is None:
+            return None
+        # One product of two consolidated tables is consolidated already (each output
+        # row is one pair of input rows), unless equal-by-join float keys (0.0, -0.0)
+        # merge rows that differ only in the right key
+        single = (ta is None or tb is None) and not any(c.type == "double" for c in op.input_schemas["left"].columns if c.name in op.left_keys)
+        return Batch.of_table(ctx, self.schema, joined if single else consolidate_arrow(joined))
 
     def _on_spark(self, da, db):
         parts = []
@@ -190,6 +213,10 @@ class DistinctDelta:
             return None
         delta = d.table()
         names = self.schema.names
+        if delta.num_rows >= self.ctx.vector_min_rows and delta.num_rows <= self.ctx.arrow_max_rows:
+            out = self._with_arrow(delta)
+            self.trace.add(delta)
+            return Batch.of_table(self.ctx, self.schema, out)
         if delta.num_rows <= self.ctx.driver_max_rows:
             self.ctx.took("row")
             keys = [tuple(r[n] for n in names) for r in delta.to_pylist()]
@@ -207,6 +234,27 @@ class DistinctDelta:
                 out.append((row, -1))
         self.trace.add(delta)
         return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(ZSet(out), self.schema)) if out else None
+
+    def _with_arrow(self, delta: pa.Table) -> pa.Table:
+        """H over a larger change, whole columns at a time: the changed rows' old weights
+        w0 (one lookup: the change's rows are its keys), joined to the change's dw
+        NULL-safely; +1 where w0 <= 0 < w0 + dw, -1 where w0 > 0 >= w0 + dw."""
+        from .zsets import join_codes, with_join_codes
+
+        names = self.schema.names
+        found = self.trace.lookup(names, delta.select(names))
+        w0 = pa.array([0] * delta.num_rows, pa.int64())
+        if found is not None and found.num_rows:
+            codes = join_codes(names)
+            old = with_join_codes(found, names).select(codes + [WEIGHT]).rename_columns(codes + ["__w0"])
+            joined = with_join_codes(delta, names).join(old, keys=codes, join_type="left outer", use_threads=False)
+            delta, w0 = joined.select(delta.column_names), pc.fill_null(joined["__w0"], 0)
+        w1 = pc.add(w0, delta[WEIGHT])
+        born = pc.and_(pc.less_equal(w0, 0), pc.greater(w1, 0))
+        died = pc.and_(pc.greater(w0, 0), pc.less_equal(w1, 0))
+        weight = pc.if_else(born, 1, pc.if_else(died, -1, 0)).cast(pa.int64())
+        out = delta.set_column(delta.schema.get_field_index(WEIGHT), WEIGHT, weight)
+        return out.filter(pc.not_equal(weight, 0))
 
     def _old_on_spark(self, d) -> dict:
         from pyspark.sql import functions as F

@@ -78,6 +78,13 @@ def null_safe_semi_arrow(table: pa.Table, keys: pa.Table, columns: list[str], an
     `anti`, equal none), with `table`'s columns."""
     if len(columns) == 1 and not anti:
         return table.filter(pc.is_in(table[columns[0]], value_set=keys[columns[0]], skip_nulls=False))
+    if not anti and keys.num_rows * 8 < table.num_rows:
+        # few keys against a large table: keep the rows whose first column is one of the
+        # keys' (a vectorised scan, NULL matching NULL) and join only those, instead of
+        # building join codes for every row
+        table = table.filter(pc.is_in(table[columns[0]], value_set=keys[columns[0]], skip_nulls=False))
+        if table.num_rows == 0:
+            return table
     codes = join_codes(columns)
     found = with_join_codes(table, columns).join(with_join_codes(keys.select(columns), columns).select(codes), keys=codes,
                                                  join_type="left anti" if anti else "left semi", use_threads=False)
