@@ -70,7 +70,8 @@ def test_each_path_is_recorded_with_its_spark_jobs(spark, size, path, sums):
 
 
 def test_a_linear_operator_takes_the_path_of_its_change_size(spark):
-    """big_orders: a filter (Lifted, with an Arrow form) on 10, 50 and 300 rows."""
+    """big_orders: a filter (Lifted, with an Arrow form) on 10, 50 and 300 rows, and on
+    300 rows with Arrow switched off."""
     from dbsp.spark import SparkRuntime
 
     plan = compile_plan(example("big_orders"))
@@ -84,9 +85,20 @@ def test_a_linear_operator_takes_the_path_of_its_change_size(spark):
         spark.sparkContext.setJobGroup("", "")
         paths.append(stats["big"]["path"])
         jobs.append((sum(s["spark_jobs"] for s in stats.values()), jobs_in_group(spark, group)))
-    assert paths == ["row", "arrow", "spark"]
-    assert jobs[0] == jobs[1] == (0, 0)  # driver paths start no Spark job
-    assert jobs[2][0] == jobs[2][1] > 0  # the lazy filter is materialized by the view: counted there
+    # a change already on the driver stays in Arrow past arrow_max_rows (no round trip
+    # through Spark); driver paths start no Spark job
+    assert paths == ["row", "arrow", "arrow"]
+    assert jobs[0] == jobs[1] == jobs[2] == (0, 0)
+    rt.close()
+    # with Arrow switched off (arrow_max_rows=0) the same change takes the Spark path
+    rt = SparkRuntime(plan, spark, **(SMALL | {"arrow_max_rows": 0}))
+    records = [{"insert": {"id": 5000 + i, "customer": "c", "amount": 50 + i}} for i in range(300)]
+    spark.sparkContext.setJobGroup("profile-filter-spark", "profile-filter-spark")
+    stats = rt.step({"orders": changes_from_records(records, plan.inputs["orders"])}).stats
+    spark.sparkContext.setJobGroup("", "")
+    assert stats["big"]["path"] == "spark"
+    # the lazy filter is materialized by the view: counted there
+    assert sum(s["spark_jobs"] for s in stats.values()) == jobs_in_group(spark, "profile-filter-spark") > 0
     rt.close()
 
 
