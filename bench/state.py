@@ -303,7 +303,7 @@ def main(argv=None):
             print(json.dumps(out), flush=True)
             rows.append(out)
     print(f"\n| kind | state rows | tick ms (all) | first 20 | last 20 | last/first | jobs/tick | floor ms | tick/floor "
-          "| load rows/s | peak RSS MB | JVM heap after GC MB (idle: {BASELINE_HEAP_MB}) | state Arrow MB | heap/Arrow | driver rows | Spark levels | load avg |")
+          f"| load rows/s | peak RSS MB | JVM heap after GC MB (idle: {BASELINE_HEAP_MB}) | state Arrow MB | heap/Arrow | driver rows | Spark levels | load avg |")
     print("|" + "---|" * 17)
     for r in rows:
         print(f"| {r['kind']} | {r['state_rows']:,} | {r['tick_ms']} | {r['first20_ms']} | {r['last20_ms']} | "

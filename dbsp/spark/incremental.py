@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -188,6 +189,10 @@ class DistinctDelta:
             keys = [tuple(r[n] for n in names) for r in delta.to_pylist()]
             found = self.trace.lookup(names, keys)
             old = dict(self.ctx.to_zset_table(found, self.schema)) if found is not None else {}
+        elif delta.num_rows <= self.ctx.arrow_max_rows:
+            out = self._with_arrow(delta)
+            self.trace.add(delta)
+            return Batch.of_table(self.ctx, self.schema, out)
         else:
             old = self._old_on_spark(d)
         out = []
@@ -199,6 +204,29 @@ class DistinctDelta:
                 out.append((row, -1))
         self.trace.add(delta)
         return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(ZSet(out), self.schema)) if out else None
+
+    def _with_arrow(self, delta: pa.Table) -> pa.Table:
+        """H over whole columns (a bulk change): the changed rows' old weights come from
+        one lookup (each driver part's index; one job for the Spark levels), joined
+        NULL-safe; a row appears where its weight crosses zero."""
+        from .zsets import join_codes, with_join_codes
+
+        names, target = self.schema.names, self.ctx.arrow_schema(self.schema)
+        found = self.trace.lookup(names, delta.select(names))  # (a consolidated change: distinct rows)
+        if found is None:
+            w0 = pa.array(np.zeros(delta.num_rows, np.int64))
+            rows = delta
+        else:
+            codes = join_codes(names)
+            old = with_join_codes(found, names).select(codes + [WEIGHT]).rename_columns(codes + ["__w0"])
+            rows = with_join_codes(delta, names).join(old, keys=codes, join_type="left outer", use_threads=False)
+            w0 = pc.fill_null(rows["__w0"], 0)
+        w1 = pc.add(w0, rows[WEIGHT])
+        up = pc.and_(pc.less_equal(w0, 0), pc.greater(w1, 0))
+        down = pc.and_(pc.greater(w0, 0), pc.less_equal(w1, 0))
+        weight = pc.if_else(up, 1, pc.if_else(down, -1, 0)).cast(pa.int64())
+        out = pa.Table.from_arrays([rows[n] for n in names] + [weight], names=names + [WEIGHT])
+        return out.filter(pc.not_equal(weight, 0)).cast(target)
 
     def _old_on_spark(self, d) -> dict:
         from pyspark.sql import functions as F

@@ -44,7 +44,7 @@ PREDICATE_MAX_KEYS = 256
 #: driver parts merge while the newer has at least 1/DRIVER_RATIO of the older's rows
 DRIVER_RATIO = 2
 #: rows per partition of a Spark level (a pruned lookup scans whole partitions)
-LEVEL_PARTITION_ROWS = 100_000
+LEVEL_PARTITION_ROWS = 10_000
 #: the share of the driver's memory (spark.driver.memory) the driver parts may hold by default
 DRIVER_STATE_SHARE = 0.5
 
@@ -144,8 +144,10 @@ class Trace:
         self.ratio = ratio
         self._parts: list[_Part] = []  # the driver part, largest first
         self.levels: list[tuple[object, int]] = []  # (checkpointed DataFrame, row bound), largest first
-        self._partitions: dict[int, int] = {}  # id(level) -> its partitions (hash-partitioned by key)
-        self.shared = False  # levels also belong to a copy: never unpersist them
+        #: id(level) -> (its partitions, hash-partitioned by key; its rows as an RDD of Arrow batches)
+        self._partitions: dict[int, tuple] = {}
+        self.shared = False  # levels also belong to a copy: never release them
+        self._retired: list = []  # levels merged away, released at the next add
         self._register()
 
     def _register(self) -> None:
@@ -188,6 +190,7 @@ class Trace:
         clone.__dict__.update(self.__dict__)
         clone.levels = list(self.levels)
         clone._partitions = dict(self._partitions)
+        clone._retired = []
         clone._parts = []
         clone._register()
         clone._set_parts(list(self._parts))
@@ -212,6 +215,8 @@ class Trace:
         return self.driver_rows() + sum(n for _, n in self.levels)
 
     def add(self, table: pa.Table | None) -> None:
+        if self._retired:
+            self._release_retired()
         if table is None or table.num_rows == 0:
             return
         parts = self._parts + [_Part(table)]
@@ -237,8 +242,11 @@ class Trace:
             df = df.repartition(n, *self.key)
         level = df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
         self.ctx.jobs += 1
-        if n is not None and level._jdf.queryExecution().toRdd().getNumPartitions() == n:
-            self._partitions[id(level)] = n
+        if n is not None:
+            # the level's partitions as Arrow batches (planned once: a lookup only runs it)
+            batches = level.select(*self.schema.names, WEIGHT)._jdf.toArrowBatchRdd().toJavaRDD()
+            if batches.getNumPartitions() == n:
+                self._partitions[id(level)] = (n, batches)
         return level
 
     def _spill(self) -> None:
@@ -257,13 +265,21 @@ class Trace:
             self.levels[-2:] = [(merged, n1 + n2)]
 
     def _forget(self, level) -> None:
-        """Release a level's blocks (unless a copy of this trace still reads them)."""
+        """Retire a level: its blocks are released at this trace's next add (a tick may
+        still read a DataFrame taken from the trace before this add: `df()` before an
+        add, then the change's rows against it), never while a copy shares them."""
         self._partitions.pop(id(level), None)
         if not self.shared:
+            self._retired.append(level)
+
+    def _release_retired(self) -> None:
+        retired, self._retired = self._retired, []
+        for level in retired:
             release_level(level)
 
     def release(self) -> None:
         """Drop every row and release the Spark levels (the runtime is closing)."""
+        self._release_retired()
         for df, _ in self.levels:
             release_level(df)
         self.levels, self._partitions = [], {}
@@ -300,21 +316,23 @@ class Trace:
         over every partition."""
         target = self.ctx.arrow_schema(self.schema)
         pruned = columns == self.key and keys.num_rows <= PREDICATE_MAX_KEYS
-        selected = []  # (filtered level, its partitions to run)
+        selected = []  # (a level's Arrow batches RDD, its partitions to run)
         for df, _ in self.levels:
-            n = self._partitions.get(id(df))
+            n, batches = self._partitions.get(id(df), (None, None))
             pids = spark_partitions(keys, columns, n) if pruned and n else None
-            if pids is None:
+            if pids is None or len(pids) * 2 > n > 8:  # most partitions: a filter job over all is as cheap
                 selected = None
                 break
             if pids:
-                selected.append((_spark_filter(self.ctx, df, self.schema, columns, keys), sorted(pids)))
+                selected.append((batches, sorted(pids)))
         if selected is None:
             levels = union_all([df for df, _ in self.levels])
             fetched = _spark_filter(self.ctx, levels, self.schema, columns, keys).toArrow()
-        else:
-            fetched = run_on_partitions(self.ctx.spark, selected, self.schema.names + [WEIGHT], target)
-        return fetched.select(self.schema.names + [WEIGHT]).cast(target)
+            return fetched.select(self.schema.names + [WEIGHT]).cast(target)
+        # whole partitions (LEVEL_PARTITION_ROWS rows each) come back; the keys' rows are
+        # picked here, which costs less than planning a filter query per lookup
+        fetched = run_on_partitions(self.ctx.spark, selected, target)
+        return null_safe_semi_arrow(fetched, keys, columns)
 
     def snapshot_table(self) -> pa.Table | None:
         """All rows on the driver, consolidated (for snapshots and tests)."""
@@ -339,24 +357,23 @@ def level_is_held(df) -> bool:
     return bool(df._jdf.queryExecution().logical().rdd().getStorageLevel().useMemory())
 
 
-def run_on_partitions(spark, selected, names: list[str], target: pa.Schema) -> pa.Table:
-    """One Spark job over only the given partitions of each DataFrame (`selected`:
-    [(df, [partition ids])]), its rows returned as Arrow. The JVM turns each partition
-    into Arrow batches (Dataset.toArrowBatchRdd, as toArrow does); the union of the
-    levels' RDDs numbers their partitions one level after the other."""
+def run_on_partitions(spark, selected, target: pa.Schema) -> pa.Table:
+    """One Spark job over only the given partitions of each level (`selected`: [(the
+    level as an RDD of Arrow record batches, Dataset.toArrowBatchRdd; [partition ids])]),
+    as Arrow. The union of the levels' RDDs numbers their partitions one level after
+    the other."""
     from pyspark.serializers import NoOpSerializer
     from pyspark.util import _load_from_socket
 
-    sc = spark.sparkContext
-    jvm = sc._jvm
     if not selected:
         return target.empty_table()
+    sc = spark.sparkContext
+    jvm = sc._jvm
     rdds, partitions, offset = [], [], 0
-    for df, pids in selected:
-        rdd = df.select(*names)._jdf.toArrowBatchRdd().toJavaRDD()
-        rdds.append(rdd)
+    for batches, pids in selected:
+        rdds.append(batches)
         partitions += [offset + p for p in pids]
-        offset += rdd.getNumPartitions()
+        offset += batches.getNumPartitions()
     rdd = rdds[0]
     if len(rdds) > 1:
         array = sc._gateway.new_array(jvm.org.apache.spark.api.java.JavaRDD, len(rdds))
@@ -366,9 +383,8 @@ def run_on_partitions(spark, selected, names: list[str], target: pa.Schema) -> p
     sock = jvm.PythonRDD.runJob(sc._jsc.sc(), rdd, partitions)
     with _load_from_socket(sock, NoOpSerializer()) as stream:
         messages = list(stream)
-    read_schema = pa.schema([target.field(n) for n in names])
-    batches = [pa.ipc.read_record_batch(pa.py_buffer(m), read_schema) for m in messages]
-    return pa.Table.from_batches(batches, read_schema) if batches else read_schema.empty_table()
+    batches = [pa.ipc.read_record_batch(pa.py_buffer(m), target) for m in messages]
+    return pa.Table.from_batches(batches, target) if batches else target.empty_table()
 
 
 def _spark_filter(ctx, df, schema: Schema, columns: list[str], keys: pa.Table):
