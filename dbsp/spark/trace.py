@@ -113,13 +113,16 @@ class _Part:
 
     def probe(self, keys: pa.Table, columns: list[str]) -> pa.Table:
         """The rows whose `columns` equal (NULL-safe) a row of `keys`."""
-        column = _index_column(self.table, columns) if self.rows >= probe.MIN_ROWS else None
+        column = _index_column(self.table, columns)
         if column is None:
             return null_safe_semi_arrow(self.table, keys, columns)
-        if self.index is None or self.index.column != column:
-            self.index = SortedIndex(self.table, column)
-            self.table = self.index.table
-        found = self.index.take(keys[column])
+        if self.rows < probe.MIN_ROWS:  # a small part: scanned by one column, the rest checked on what matches
+            found = null_safe_semi_arrow(self.table, keys, [column])
+        else:
+            if self.index is None or self.index.column != column:
+                self.index = SortedIndex(self.table, column)
+                self.table = self.index.table
+            found = self.index.take(keys[column])
         if len(columns) > 1 and found.num_rows:
             found = null_safe_semi_arrow(found, keys, columns)
         return found
