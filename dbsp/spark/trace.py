@@ -335,7 +335,9 @@ class Trace:
         # whole partitions (LEVEL_PARTITION_ROWS rows each) come back; the keys' rows are
         # picked here, which costs less than planning a filter query per lookup
         fetched = run_on_partitions(self.ctx.spark, selected, target)
-        return null_safe_semi_arrow(fetched, keys, columns)
+        column = _index_column(fetched, columns) or columns[0]
+        found = null_safe_semi_arrow(fetched, keys, [column])  # one column first (is_in), the rest on its matches
+        return null_safe_semi_arrow(found, keys, columns) if len(columns) > 1 and found.num_rows else found
 
     def snapshot_table(self) -> pa.Table | None:
         """All rows on the driver, consolidated (for snapshots and tests)."""

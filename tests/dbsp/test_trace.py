@@ -222,3 +222,17 @@ def test_the_default_budget_is_a_share_of_the_driver_memory(monkeypatch):
     assert default_state_bytes() == 6 * 2**30
     monkeypatch.setenv("DBSPWEB_DRIVER_STATE_BYTES", "512m")
     assert default_state_bytes() == 512 * 2**20
+
+
+def test_a_lookup_by_a_two_column_key_is_pruned_and_exact(ctx, monkeypatch):
+    """Distinct's traces are keyed by every column: the partitions are found from both
+    columns' hash, the rows picked by one column then both (NULLs match NULLs)."""
+    from dbsp.spark import trace as trace_module
+
+    monkeypatch.setattr(trace_module, "LEVEL_PARTITION_ROWS", 40)
+    trace = Trace(ctx, SCHEMA, key=["k", "s"], recent_max=0)
+    rows = ZSet([((i % 50 if i % 7 else None, f"s{i % 3}" if i % 5 else None), 1 + i % 2) for i in range(400)])
+    trace.add(table(ctx, *rows))
+    assert trace._partitions[id(trace.levels[0][0])][0] >= 2
+    keys = [(3, "s0"), (3, "s1"), (None, "s2"), (None, None), (4, None), (999, "s0")]
+    assert contents(ctx, trace.lookup(["k", "s"], keys)) == ZSet([(r, w) for r, w in rows if r in keys])
