@@ -5,6 +5,7 @@ import pytest
 
 from dbsp import ZSet, compile_plan
 from dbsp.spark.trace import Trace
+from dbsp.spark.zsets import consolidate_arrow
 from tests.dbsp.helpers import circuit, schema
 
 
@@ -236,3 +237,17 @@ def test_a_lookup_by_a_two_column_key_is_pruned_and_exact(ctx, monkeypatch):
     assert trace._partitions[id(trace.levels[0][0])][0] >= 2
     keys = [(3, "s0"), (3, "s1"), (None, "s2"), (None, None), (4, None), (999, "s0")]
     assert contents(ctx, trace.lookup(["k", "s"], keys)) == ZSet([(r, w) for r, w in rows if r in keys])
+
+
+def test_a_dataframe_taken_before_an_add_still_reads_after_levels_merge(ctx):
+    """Aggregates take `df()` before adding a big change, then read it against the
+    change: the levels merged away by that add must stay readable until the next add
+    (released then; found by the property tests as CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND)."""
+    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
+    trace.add(table(ctx, ((1, "a"), 1), ((2, "b"), 1)))
+    before = trace.df()
+    trace.add(table(ctx, ((3, "c"), 1)))  # 1 row against 2: the two levels merge
+    assert len(trace.levels) == 1
+    assert contents(ctx, consolidate_arrow(before.toArrow().cast(ctx.arrow_schema(SCHEMA)))) == ZSet([((1, "a"), 1), ((2, "b"), 1)])
+    trace.add(table(ctx, ((4, "d"), 1)))  # the next add releases the merged-away level
+    assert contents(ctx, trace.snapshot_table()) == ZSet([((i, s), 1) for i, s in ((1, "a"), (2, "b"), (3, "c"), (4, "d"))])
