@@ -16,6 +16,7 @@ from .batch import Batch
 from .incremental import INCREMENTAL, PRIMITIVES, Lifted
 from .ordered import ordered_executor
 from .session import get_session
+from .trace import StateBudget, default_state_bytes
 from .zsets import WEIGHT, consolidate_arrow
 
 _ARROW = {
@@ -68,15 +69,19 @@ PATHS = ("skipped", "row", "arrow", "spark")
 
 
 class SparkRuntime(Runtime):
-    def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int = 2_000_000,
-                 arrow_max_rows: int = 1_000_000, vector_min_rows: int = 1_000):
+    def __init__(self, plan, session=None, driver_max_rows: int = 10_000, recent_max: int | None = None,
+                 arrow_max_rows: int = 1_000_000, vector_min_rows: int = 1_000, state_bytes: int | None = None):
         self.spark = session or get_session()
         self._jobs = 0  # Spark actions this runtime started (lookups, materializations, spills): `jobs`
         #: changes up to this many rows are computed on the driver (see spark/incremental.py)
         self.driver_max_rows = driver_max_rows
-        #: a trace keeps at most this many rows on the driver before they move to Spark
-        #: (probing them there is a vectorised scan of a few ms; a Spark lookup job is
-        #: 50-100 ms: 2M rows of a few columns are tens of MB per trace)
+        #: the bytes all traces together keep on the driver before the largest move to
+        #: Spark (default: DBSPWEB_DRIVER_STATE_BYTES, else half of SPARK_DRIVER_MEMORY;
+        #: see dbsp/spark/trace.py). A driver lookup is a binary search (well under a ms),
+        #: a Spark lookup a job (tens of ms), so state stays on the driver while it fits.
+        self.state_budget = StateBudget(default_state_bytes() if state_bytes is None else state_bytes)
+        #: an explicit override: each trace keeps at most this many rows on the driver
+        #: (tests use small ones to reach the Spark paths); None: the byte budget decides
         self.recent_max = recent_max
         #: changes up to this many rows use vectorized Arrow operators on the driver
         #: (joins against state rows fetched by key); larger ones run entirely on Spark

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -222,6 +223,10 @@ class DistinctDelta:
             keys = [tuple(r[n] for n in names) for r in delta.to_pylist()]
             found = self.trace.lookup(names, keys)
             old = dict(self.ctx.to_zset_table(found, self.schema)) if found is not None else {}
+        elif delta.num_rows <= self.ctx.arrow_max_rows:
+            out = self._with_arrow(delta)
+            self.trace.add(delta)
+            return Batch.of_table(self.ctx, self.schema, out)
         else:
             self.ctx.took("spark")
             old = self._old_on_spark(d)
@@ -236,25 +241,28 @@ class DistinctDelta:
         return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(ZSet(out), self.schema)) if out else None
 
     def _with_arrow(self, delta: pa.Table) -> pa.Table:
-        """H over a larger change, whole columns at a time: the changed rows' old weights
-        w0 (one lookup: the change's rows are its keys), joined to the change's dw
-        NULL-safely; +1 where w0 <= 0 < w0 + dw, -1 where w0 > 0 >= w0 + dw."""
+        """H over whole columns (a bulk change): the changed rows' old weights come from
+        one lookup (each driver part's index; one job for the Spark levels), joined
+        NULL-safe; a row appears where its weight crosses zero."""
         from .zsets import join_codes, with_join_codes
 
-        names = self.schema.names
-        found = self.trace.lookup(names, delta.select(names))
-        w0 = pa.array([0] * delta.num_rows, pa.int64())
-        if found is not None and found.num_rows:
+        self.ctx.took("arrow")
+        names, target = self.schema.names, self.ctx.arrow_schema(self.schema)
+        found = self.trace.lookup(names, delta.select(names))  # (a consolidated change: distinct rows)
+        if found is None:
+            w0 = pa.array(np.zeros(delta.num_rows, np.int64))
+            rows = delta
+        else:
             codes = join_codes(names)
             old = with_join_codes(found, names).select(codes + [WEIGHT]).rename_columns(codes + ["__w0"])
-            joined = with_join_codes(delta, names).join(old, keys=codes, join_type="left outer", use_threads=False)
-            delta, w0 = joined.select(delta.column_names), pc.fill_null(joined["__w0"], 0)
-        w1 = pc.add(w0, delta[WEIGHT])
-        born = pc.and_(pc.less_equal(w0, 0), pc.greater(w1, 0))
-        died = pc.and_(pc.greater(w0, 0), pc.less_equal(w1, 0))
-        weight = pc.if_else(born, 1, pc.if_else(died, -1, 0)).cast(pa.int64())
-        out = delta.set_column(delta.schema.get_field_index(WEIGHT), WEIGHT, weight)
-        return out.filter(pc.not_equal(weight, 0))
+            rows = with_join_codes(delta, names).join(old, keys=codes, join_type="left outer", use_threads=False)
+            w0 = pc.fill_null(rows["__w0"], 0)
+        w1 = pc.add(w0, rows[WEIGHT])
+        up = pc.and_(pc.less_equal(w0, 0), pc.greater(w1, 0))
+        down = pc.and_(pc.greater(w0, 0), pc.less_equal(w1, 0))
+        weight = pc.if_else(up, 1, pc.if_else(down, -1, 0)).cast(pa.int64())
+        out = pa.Table.from_arrays([rows[n] for n in names] + [weight], names=names + [WEIGHT])
+        return out.filter(pc.not_equal(weight, 0)).cast(target)
 
     def _old_on_spark(self, d) -> dict:
         from pyspark.sql import functions as F

@@ -55,3 +55,85 @@ def _int64(values) -> np.ndarray:
     if not pa.types.is_int64(values.type):
         values = values.view(pa.int32() if pa.types.is_date32(values.type) else pa.int64()).cast(pa.int64())
     return values.to_numpy(zero_copy_only=False)
+
+
+# ---- Spark's hash partitioning, computed on the driver -------------------------------
+# A Spark level of a trace is `repartition(n, *key)`: row r sits in partition
+# pmod(murmur3(key of r, seed 42), n) (HashPartitioning; NULLs leave the hash as it is).
+# Computing the same on the driver tells a lookup which partitions hold its keys, so its
+# job runs over those only. Checked against Spark's own hash() in tests/dbsp/test_trace.py.
+
+_U32 = np.uint32
+
+
+def _rotl(x, r):
+    return (x << _U32(r)) | (x >> _U32(32 - r))
+
+
+def _mix_k1(k):
+    return _rotl(k * _U32(0xCC9E2D51), 15) * _U32(0x1B873593)
+
+
+def _mix_h1(h, k):
+    return _rotl(h ^ k, 13) * _U32(5) + _U32(0xE6546B64)
+
+
+def _fmix(h, length: int):
+    h = h ^ _U32(length)
+    h = (h ^ (h >> _U32(16))) * _U32(0x85EBCA6B)
+    h = (h ^ (h >> _U32(13))) * _U32(0xC2B2AE35)
+    return h ^ (h >> _U32(16))
+
+
+def _hash_int(values: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    return _fmix(_mix_h1(seed, _mix_k1(values.astype(np.int32).view(_U32))), 4)
+
+
+def _hash_long(values: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    v = values.astype(np.int64).view(np.uint64)
+    low, high = (v & np.uint64(0xFFFFFFFF)).astype(_U32), (v >> np.uint64(32)).astype(_U32)
+    return _fmix(_mix_h1(_mix_h1(seed, _mix_k1(low)), _mix_k1(high)), 8)
+
+
+def _hash_bytes(data: bytes, seed: int) -> int:
+    """Murmur3_x86_32.hashUnsafeBytes (Spark's, for strings): 4-byte little-endian words,
+    then each trailing byte, sign-extended, on its own."""
+    n = len(data)
+    aligned = n - n % 4
+    h = np.array([seed], _U32)
+    if aligned:
+        for word in np.frombuffer(data[:aligned], "<i4").view(_U32):
+            h = _mix_h1(h, _mix_k1(np.array([word], _U32)))
+    for b in data[aligned:]:
+        h = _mix_h1(h, _mix_k1(np.array([b - 256 if b > 127 else b], np.int32).view(_U32)))
+    return int(_fmix(h, n)[0])
+
+
+def spark_partitions(keys, columns: list[str], partitions: int) -> "set[int] | None":
+    """The partitions of a `repartition(partitions, *columns)` DataFrame that can hold
+    the rows with these keys (an Arrow table), or None when a key column's type is one
+    whose Spark hash this does not reproduce (doubles: -0.0 and NaN normalisation)."""
+    n = keys.num_rows
+    h = np.full(n, 42, _U32)
+    with np.errstate(over="ignore"):
+        for c in columns:
+            column = keys[c].combine_chunks() if isinstance(keys[c], pa.ChunkedArray) else keys[c]
+            t = column.type
+            valid = column.is_valid().to_numpy(zero_copy_only=False)
+            if pa.types.is_int64(t) or pa.types.is_timestamp(t):
+                values = _int64(column.fill_null(0))
+                hashed = _hash_long(values, h)
+            elif pa.types.is_date32(t) or pa.types.is_boolean(t) or pa.types.is_int32(t):
+                filled = column.fill_null(False) if pa.types.is_boolean(t) else column.fill_null(0)
+                values = filled.cast(pa.int32()).to_numpy(zero_copy_only=False)
+                hashed = _hash_int(values, h)
+            elif pa.types.is_string(t) or pa.types.is_large_string(t):
+                hashed = h.copy()
+                for i, v in enumerate(column.to_pylist()):
+                    if v is not None:
+                        hashed[i] = _hash_bytes(v.encode("utf-8"), int(h[i]))
+            else:
+                return None
+            h = np.where(valid, hashed, h)
+    signed = h.view(np.int32).astype(np.int64)
+    return set(np.mod(signed, partitions).tolist())

@@ -1,67 +1,202 @@
 """A trace: the integral I(Δ) of a change stream, kept as a spine (as differential
-dataflow's and Feldera's traces) so that adding a small delta costs little and never
-grows Spark lineage:
+dataflow's and Feldera's traces) so that adding a small delta costs little, a lookup's
+cost does not grow with the number of ticks, and Spark lineage never grows.
 
-- `recent`: an Arrow table on the driver, consolidated on every add (no Spark job);
-- `levels`: checkpointed DataFrames, largest first. When `recent` exceeds
-  `recent_max` rows it becomes a new level; adjacent levels merge (consolidate +
-  localCheckpoint) while the newer is at least 1/`ratio` of the older, so each row is
-  rewritten O(log n) times in all, and a tick's cost does not grow with the state.
-  Each level is sorted by the trace's `key` and cached in Spark's columnar store, so
-  a lookup by key skips the column batches whose min/max exclude it (measured: a
-  10-key probe of 10^6 rows went from 111 ms to 72 ms, the floor being 61 ms).
+- The driver part: Arrow tables ("parts") on the driver, each consolidated, largest
+  first. An add appends the change as a new part; adjacent parts merge (consolidate)
+  while the newer holds at least 1/`DRIVER_RATIO` of the older's rows, so there are
+  O(log n) parts and each row is rewritten O(log n) times. A lookup probes each part
+  by one index: a part of `probe.MIN_ROWS` rows or more is sorted by an integer-like
+  lookup column once (when first probed) and binary-searched from then on.
+- The Spark levels: when the driver part outgrows its budget it becomes a level, a
+  DataFrame hash-partitioned by the trace's key (`repartition(n, *key)`, about
+  `LEVEL_PARTITION_ROWS` rows per partition) and locally checkpointed with
+  StorageLevel MEMORY_AND_DISK (kept once, as rows, spilling to disk; no lineage).
+  Adjacent levels merge (consolidate + checkpoint) while the newer is at least
+  1/`ratio` of the older. A lookup by the key computes which partitions hold its keys
+  (Spark's Murmur3 on the driver, see probe.spark_partitions) and runs one job over
+  just those partitions of every level.
+
+The driver part's budget is in bytes and shared by every trace of a runtime (see
+StateBudget): the process's memory is what runs out, whatever the number of traces.
+An explicit `recent_max` (a row count per trace; the runtime's or the trace's own)
+replaces it; tests use small ones to reach the Spark paths.
 
 Reads see the union of all parts (unconsolidated across parts: weights add up, which
 is what joins and aggregates need).
 """
 from __future__ import annotations
 
+import math
+import os
+import weakref
+
 import pyarrow as pa
 
 from ..types import Schema
-from .probe import SortedIndex, indexable
-from .zsets import concat, consolidate, consolidate_arrow, null_safe_semi_arrow, union_all
+from . import probe
+from .probe import SortedIndex, spark_partitions
+from .zsets import WEIGHT, concat, consolidate, consolidate_arrow, null_safe_semi_arrow, union_all
 
 #: Above this many distinct keys a lookup filters with a broadcast semi-join instead of
-#: an IN-list / OR-of-equalities predicate.
+#: an IN-list / OR-of-equalities predicate (and over every partition).
 PREDICATE_MAX_KEYS = 256
+#: driver parts merge while the newer has at least 1/DRIVER_RATIO of the older's rows
+DRIVER_RATIO = 2
+#: rows per partition of a Spark level (a pruned lookup scans whole partitions)
+LEVEL_PARTITION_ROWS = 10_000
+#: the share of the driver's memory (spark.driver.memory) the driver parts may hold by default
+DRIVER_STATE_SHARE = 0.5
+
+
+def parse_bytes(text: str) -> int:
+    """'2g', '512m', '1048576' (Spark's memory strings) as bytes."""
+    text = text.strip().lower().rstrip("b")
+    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+def default_state_bytes() -> int:
+    """DBSPWEB_DRIVER_STATE_BYTES (bytes, or '4g'), else DRIVER_STATE_SHARE of the
+    driver's memory (SPARK_DRIVER_MEMORY, Spark's default 2g when unset)."""
+    explicit = os.environ.get("DBSPWEB_DRIVER_STATE_BYTES", "").strip()
+    if explicit:
+        return parse_bytes(explicit)
+    return int(parse_bytes(os.environ.get("SPARK_DRIVER_MEMORY", "2g")) * DRIVER_STATE_SHARE)
+
+
+class StateBudget:
+    """The bytes every trace of one runtime may keep on the driver, together. Parts
+    are counted once however many traces share them (fixed-point iterations copy
+    executors, and the copies share their parts). When an add goes over, the traces
+    holding the most driver bytes move their driver parts to Spark until it fits."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+        self.traces: weakref.WeakSet = weakref.WeakSet()
+
+    def hold(self, parts) -> None:
+        for p in parts:
+            p.holders += 1
+            if p.holders == 1:
+                self.used += p.nbytes
+
+    def drop(self, parts) -> None:
+        for p in parts:
+            p.holders -= 1
+            if p.holders == 0:
+                self.used -= p.nbytes
+
+    def enforce(self) -> None:
+        if self.used <= self.limit:
+            return
+        for trace in sorted(list(self.traces), key=lambda t: -t.driver_bytes()):
+            if self.used <= self.limit:
+                break
+            if trace.driver_rows():
+                trace._spill()
+
+
+class _Part:
+    """One consolidated Arrow table of a driver part, and the sorted index built on it
+    the first time it is probed (the table is then kept in that order: same rows)."""
+
+    __slots__ = ("table", "rows", "nbytes", "index", "holders")
+
+    def __init__(self, table: pa.Table):
+        self.table, self.rows, self.nbytes = table, table.num_rows, table.nbytes
+        self.index: SortedIndex | None = None
+        self.holders = 0
+
+    def probe(self, keys: pa.Table, columns: list[str]) -> pa.Table:
+        """The rows whose `columns` equal (NULL-safe) a row of `keys`."""
+        column = _index_column(self.table, columns)
+        if column is None:
+            return null_safe_semi_arrow(self.table, keys, columns)
+        if self.rows < probe.MIN_ROWS:  # a small part: scanned by one column, the rest checked on what matches
+            found = null_safe_semi_arrow(self.table, keys, [column])
+        else:
+            if self.index is None or self.index.column != column:
+                self.index = SortedIndex(self.table, column)
+                self.table = self.index.table
+            found = self.index.take(keys[column])
+        if len(columns) > 1 and found.num_rows:
+            found = null_safe_semi_arrow(found, keys, columns)
+        return found
+
+
+def _index_column(table: pa.Table, columns: list[str]) -> str | None:
+    """The first lookup column a sorted index can search (integer-like), if any."""
+    for c in columns:
+        t = table.schema.field(c).type
+        if pa.types.is_int64(t) or pa.types.is_date32(t) or pa.types.is_timestamp(t):
+            return c
+    return None
 
 
 class Trace:
     def __init__(self, ctx, schema: Schema, key: list[str] | None = None, recent_max: int | None = None, ratio: int = 4):
         self.ctx, self.schema = ctx, schema
         self.key = list(key) if key else []
-        self.recent_max = ctx.recent_max if recent_max is None else recent_max
+        #: a row count per trace (explicit), or None: the runtime's byte budget
+        self.recent_max = getattr(ctx, "recent_max", None) if recent_max is None else recent_max
+        self.budget: StateBudget | None = getattr(ctx, "state_budget", None)
         self.ratio = ratio
-        #: the driver part: a consolidated base, then small tables added since (consolidated
-        #: into the base once they reach a quarter of it, so an add costs O(its rows)
-        #: amortized, not O(the state)); `recent` is the consolidated view
-        self._parts: list[pa.Table] = []
-        self.levels: list[tuple[object, int]] = []  # (checkpointed DataFrame, row bound)
-        self.shared = False  # levels also belong to a copy: never unpersist them
-        self._index: SortedIndex | None = None  # of the large driver part, when probed by key
+        self._parts: list[_Part] = []  # the driver part, largest first
+        self.levels: list[tuple[object, int]] = []  # (checkpointed DataFrame, row bound), largest first
+        #: id(level) -> (its partitions, hash-partitioned by key; its rows as an RDD of Arrow batches)
+        self._partitions: dict[int, tuple] = {}
+        self.shared = False  # levels also belong to a copy: never release them
+        self._retired: list = []  # levels merged away, released at the next add
+        self._register()
 
+    def _register(self) -> None:
+        if self.budget is not None:
+            self.budget.traces.add(self)
+            self._held = []  # the parts this trace holds in the budget (released with it)
+            weakref.finalize(self, self.budget.drop, self._held)
+
+    def _set_parts(self, parts: list[_Part]) -> None:
+        if self.budget is not None:
+            self.budget.hold(parts)
+            self.budget.drop(self._held)
+            self._held[:] = parts
+        self._parts = parts
+
+    # ---- the driver part -------------------------------------------------------------
     @property
     def recent(self) -> pa.Table | None:
-        """The driver part, consolidated (None when empty)."""
+        """The driver part as one consolidated table (None when empty)."""
         if len(self._parts) > 1:
-            merged = consolidate_arrow(concat(self._parts) or self._parts[0])
-            self._parts = [merged] if merged.num_rows else []
-        return self._parts[0] if self._parts else None
+            merged = consolidate_arrow(concat([p.table for p in self._parts]))
+            self._set_parts([_Part(merged)] if merged.num_rows else [])
+        return self._parts[0].table if self._parts else None
 
     @recent.setter
     def recent(self, table: pa.Table | None) -> None:
-        self._parts = [table] if table is not None and table.num_rows else []
+        self._set_parts([_Part(table)] if table is not None and table.num_rows else [])
 
-    def _recent_rows(self) -> int:
-        return sum(t.num_rows for t in self._parts)
+    def driver_rows(self) -> int:
+        return sum(p.rows for p in self._parts)
+
+    def driver_bytes(self) -> int:
+        return sum(p.nbytes for p in self._parts)
+
+    _recent_rows = driver_rows
 
     def __deepcopy__(self, memo):
-        """A copy that shares the immutable parts: the Arrow table and the cached levels."""
+        """A copy that shares the immutable parts: the Arrow tables and the cached levels."""
         clone = Trace.__new__(Trace)
         clone.__dict__.update(self.__dict__)
         clone.levels = list(self.levels)
-        clone._parts = list(self._parts)
+        clone._partitions = dict(self._partitions)
+        clone._retired = []
+        clone._parts = []
+        clone._register()
+        clone._set_parts(list(self._parts))
         self.shared = clone.shared = True
         return clone
 
@@ -79,84 +214,130 @@ class Trace:
 
     @property
     def rows(self) -> int:
-        """An upper bound of the rows held (exact for `recent`)."""
-        return self._recent_rows() + sum(n for _, n in self.levels)
+        """An upper bound of the rows held (exact for the driver part)."""
+        return self.driver_rows() + sum(n for _, n in self.levels)
 
     def add(self, table: pa.Table | None) -> None:
+        if self._retired:
+            self._release_retired()
         if table is None or table.num_rows == 0:
             return
-        self._parts.append(table)
-        pending = sum(t.num_rows for t in self._parts[1:])
-        if pending * 4 >= self._parts[0].num_rows:
-            self.recent  # consolidate the driver part (the property does it)
-        elif len(self._parts) > 64:  # many small adds: merge them, leave the large part (and its index) be
-            self._parts = [self._parts[0], consolidate_arrow(concat(self._parts[1:]))]
-        if self._recent_rows() > self.recent_max:
-            self._spill()
+        parts = self._parts + [_Part(table)]
+        while len(parts) >= 2 and parts[-1].rows * DRIVER_RATIO >= parts[-2].rows:
+            merged = consolidate_arrow(concat([parts[-2].table, parts[-1].table]))
+            parts[-2:] = [_Part(merged)] if merged.num_rows else []
+        self._set_parts(parts)
+        if self.recent_max is not None:
+            if self.driver_rows() > self.recent_max:
+                self._spill()
+        elif self.budget is not None:
+            self.budget.enforce()
 
-    def _level(self, df):
-        """Cut lineage, sort by key, and keep it in Spark's columnar cache."""
+    # ---- the Spark levels ------------------------------------------------------------
+    def _level(self, df, rows: int | None = None):
+        """Hash-partition by key (about LEVEL_PARTITION_ROWS rows a partition), cut
+        lineage, and keep it in Spark's block store (memory, spilling to disk)."""
+        from pyspark import StorageLevel
+
+        n = None
         if self.key:
-            df = df.sortWithinPartitions(*self.key)
-        self.ctx.jobs += 2  # (counted before the actions run: see SparkRuntime.jobs)
-        level = df.localCheckpoint(eager=True).cache()
-        level.count()
+            n = max(1, math.ceil((rows or LEVEL_PARTITION_ROWS) / LEVEL_PARTITION_ROWS))
+            df = df.repartition(n, *self.key)
+        self.ctx.jobs += 1  # (counted before the action runs: see SparkRuntime.jobs)
+        level = df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+        if n is not None:
+            # the level's partitions as Arrow batches (planned once: a lookup only runs it)
+            batches = level.select(*self.schema.names, WEIGHT)._jdf.toArrowBatchRdd().toJavaRDD()
+            if batches.getNumPartitions() == n:
+                self._partitions[id(level)] = (n, batches)
         return level
 
     def _spill(self) -> None:
-        self.levels.append((self._level(self.ctx.local_df(self.recent, self.schema)), self.recent.num_rows))
-        self.recent = None
+        table = consolidate_arrow(concat([p.table for p in self._parts]))
+        self._set_parts([])
+        if table.num_rows:
+            self.levels.append((self._level(self.ctx.local_df(table, self.schema), table.num_rows), table.num_rows))
         while len(self.levels) >= 2 and self.levels[-1][1] * self.ratio >= self.levels[-2][1]:
             (older, n1), (newer, n2) = self.levels[-2], self.levels[-1]
-            merged = self._level(consolidate(older.unionByName(newer)))
-            if not self.shared:
-                older.unpersist()
-                newer.unpersist()
+            union = older.unionByName(newer)
+            if self.key:  # partition first: the consolidation's grouping keeps it (no second shuffle)
+                union = union.repartition(max(1, math.ceil((n1 + n2) / LEVEL_PARTITION_ROWS)), *self.key)
+            merged = self._level(consolidate(union), n1 + n2)
+            self._forget(older)
+            self._forget(newer)
             self.levels[-2:] = [(merged, n1 + n2)]
 
+    def _forget(self, level) -> None:
+        """Retire a level: its blocks are released at this trace's next add (a tick may
+        still read a DataFrame taken from the trace before this add: `df()` before an
+        add, then the change's rows against it), never while a copy shares them."""
+        self._partitions.pop(id(level), None)
+        if not self.shared:
+            self._retired.append(level)
+
+    def _release_retired(self) -> None:
+        retired, self._retired = self._retired, []
+        for level in retired:
+            release_level(level)
+
     def release(self) -> None:
-        """Drop every row and unpersist the cached Spark levels (the runtime is closing)."""
+        """Drop every row and release the Spark levels (the runtime is closing)."""
+        self._release_retired()
         for df, _ in self.levels:
-            df.unpersist()
-        self.levels, self._parts = [], []
+            release_level(df)
+        self.levels, self._partitions = [], {}
+        self._set_parts([])
 
     def df(self):
         """The integral as one DataFrame (None when empty)."""
         parts = [df for df, _ in self.levels]
-        if self.recent is not None and self.recent.num_rows:
+        if self._parts:
             parts.append(self.ctx.local_df(self.recent, self.schema))
         return union_all(parts)
 
+    # ---- lookups ---------------------------------------------------------------------
     def lookup(self, columns: list[str], keys: "list[tuple] | pa.Table") -> pa.Table | None:
         """The rows whose `columns` equal (NULL-safe) one of `keys` (tuples, or an Arrow
-        table of distinct keys), consolidated, on the driver: the recent part is filtered
-        here, the levels by one Spark job (a filter over the checkpointed state, pushed
-        down before the collect)."""
+        table of distinct keys), consolidated, on the driver: each driver part probed by
+        its index, the levels by one Spark job over the partitions holding the keys."""
         key_schema = pa.schema([self.ctx.arrow_schema(self.schema).field(c) for c in columns])
         if isinstance(keys, list):
             keys = pa.Table.from_arrays([pa.array([k[i] for k in keys], f.type) for i, f in enumerate(key_schema)], schema=key_schema)
         if keys.num_rows == 0:
             return None
         keys = keys.select(columns).cast(key_schema)
-        parts = [self._probe(part, keys, columns) for part in self._parts]  # each part as it is: no consolidation
-        levels = union_all([df for df, _ in self.levels])
-        if levels is not None:
+        found = [p.probe(keys, columns) for p in self._parts]
+        if self.levels:
             self.ctx.jobs += 1
-            fetched = _spark_filter(self.ctx, levels, self.schema, columns, keys).toArrow()
-            parts.append(fetched.select(self.schema.names + ["__w"]).cast(self.ctx.arrow_schema(self.schema)))
-        found = concat(parts)
+            found.append(self._fetch(columns, keys))
+        found = concat(found)
         return consolidate_arrow(found) if found is not None else None
 
-    def _probe(self, part: pa.Table, keys: pa.Table, columns: list[str]) -> pa.Table:
-        """The rows of one driver part with these keys: binary search in a large part
-        (sorted by the key once, kept sorted in its place), a scan in a small one."""
-        if not indexable(part, columns):
-            return null_safe_semi_arrow(part, keys, columns)
-        index = self._index
-        if index is None or index.table is not part:
-            index = self._index = SortedIndex(part, columns[0])
-            self._parts = [index.table if p is part else p for p in self._parts]  # same rows, sorted
-        return index.take(keys[columns[0]])
+    def _fetch(self, columns: list[str], keys: pa.Table) -> pa.Table:
+        """The levels' rows with these keys: one job over the partitions that hold them
+        (when the lookup is by the key the levels are partitioned by), else a filter
+        over every partition."""
+        target = self.ctx.arrow_schema(self.schema)
+        pruned = columns == self.key and keys.num_rows <= PREDICATE_MAX_KEYS
+        selected = []  # (a level's Arrow batches RDD, its partitions to run)
+        for df, _ in self.levels:
+            n, batches = self._partitions.get(id(df), (None, None))
+            pids = spark_partitions(keys, columns, n) if pruned and n else None
+            if pids is None or len(pids) * 2 > n > 8:  # most partitions: a filter job over all is as cheap
+                selected = None
+                break
+            if pids:
+                selected.append((batches, sorted(pids)))
+        if selected is None:
+            levels = union_all([df for df, _ in self.levels])
+            fetched = _spark_filter(self.ctx, levels, self.schema, columns, keys).toArrow()
+            return fetched.select(self.schema.names + [WEIGHT]).cast(target)
+        # whole partitions (LEVEL_PARTITION_ROWS rows each) come back; the keys' rows are
+        # picked here, which costs less than planning a filter query per lookup
+        fetched = run_on_partitions(self.ctx.spark, selected, target)
+        column = _index_column(fetched, columns) or columns[0]
+        found = null_safe_semi_arrow(fetched, keys, [column])  # one column first (is_in), the rest on its matches
+        return null_safe_semi_arrow(found, keys, columns) if len(columns) > 1 and found.num_rows else found
 
     def snapshot_table(self) -> pa.Table | None:
         """All rows on the driver, consolidated (for snapshots and tests)."""
@@ -165,6 +346,51 @@ class Trace:
             return None
         self.ctx.jobs += 1
         return consolidate_arrow(df.toArrow().cast(self.ctx.arrow_schema(self.schema)))
+
+
+def release_level(df) -> None:
+    """Free a checkpointed level's blocks now (the checkpointed RDD's persistence; the
+    ContextCleaner would otherwise wait for a JVM GC)."""
+    try:
+        df._jdf.queryExecution().logical().rdd().unpersist(False)
+    except Exception:  # not a checkpoint (a plain cached DataFrame): unpersist is enough
+        pass
+    df.unpersist()
+
+
+def level_is_held(df) -> bool:
+    """Whether a level's blocks are still kept by Spark (for tests)."""
+    return bool(df._jdf.queryExecution().logical().rdd().getStorageLevel().useMemory())
+
+
+def run_on_partitions(spark, selected, target: pa.Schema) -> pa.Table:
+    """One Spark job over only the given partitions of each level (`selected`: [(the
+    level as an RDD of Arrow record batches, Dataset.toArrowBatchRdd; [partition ids])]),
+    as Arrow. The union of the levels' RDDs numbers their partitions one level after
+    the other."""
+    from pyspark.serializers import NoOpSerializer
+    from pyspark.util import _load_from_socket
+
+    if not selected:
+        return target.empty_table()
+    sc = spark.sparkContext
+    jvm = sc._jvm
+    rdds, partitions, offset = [], [], 0
+    for batches, pids in selected:
+        rdds.append(batches)
+        partitions += [offset + p for p in pids]
+        offset += batches.getNumPartitions()
+    rdd = rdds[0]
+    if len(rdds) > 1:
+        array = sc._gateway.new_array(jvm.org.apache.spark.api.java.JavaRDD, len(rdds))
+        for i, r in enumerate(rdds):
+            array[i] = r
+        rdd = sc._jsc.union(array)
+    sock = jvm.PythonRDD.runJob(sc._jsc.sc(), rdd, partitions)
+    with _load_from_socket(sock, NoOpSerializer()) as stream:
+        messages = list(stream)
+    batches = [pa.ipc.read_record_batch(pa.py_buffer(m), target) for m in messages]
+    return pa.Table.from_batches(batches, target) if batches else target.empty_table()
 
 
 def _spark_filter(ctx, df, schema: Schema, columns: list[str], keys: pa.Table):

@@ -86,15 +86,14 @@ def _filter_trace(trace: Trace, arrow_keep, spark_keep, levels=None) -> None:
         if levels is not None and id(df) not in levels:
             kept_levels.append((df, rows))
             continue
-        trace.ctx.jobs += 1
-        kept = trace._level(df.where(spark_keep))
+        trace.ctx.jobs += 1  # (counted before the actions run: see SparkRuntime.jobs)
+        kept = trace._level(df.where(spark_keep), rows)
         n = kept.count()
-        if not trace.shared:  # (a copy's levels belong to it too)
-            df.unpersist()
+        trace._forget(df)  # (kept when a copy's levels are these too)
         if n:
             kept_levels.append((kept, n))
         else:
-            kept.unpersist()
+            trace._forget(kept)
     trace.levels = kept_levels
 
 
@@ -232,17 +231,16 @@ class SessionDelta(_Admission):
         names = self.in_schema.names
         open_rows = op.spark_sessions(whole).where(op.spark_units(END) > F.lit(w - op.gap)).select(*names, WEIGHT)
         pending = whole.where((F.col(WEIGHT) <= 0) & (t + F.lit(op.gap) > F.lit(w)))
-        self.ctx.jobs += 1
-        level = trace._level(open_rows.unionByName(pending))
+        self.ctx.jobs += 1  # (counted before the actions run: see SparkRuntime.jobs)
+        level = trace._level(open_rows.unionByName(pending), trace.rows)
         n = level.count()
-        if not trace.shared:
-            for df, _ in trace.levels:
-                df.unpersist()
+        for df, _ in trace.levels:
+            trace._forget(df)
         trace.levels = [(level, n)] if n else []
         if trace.recent is not None:  # already folded into `whole`
             trace.recent = None
         if not n:
-            level.unpersist()
+            trace._forget(level)
 
     def state_rows(self) -> int:
         return self.trace.rows

@@ -1,5 +1,6 @@
 """Changes above every threshold at the runtime's REAL defaults (driver_max_rows
-10,000, arrow_max_rows 1,000,000, recent_max 2,000,000), against DuckDB
+10,000, arrow_max_rows 1,000,000; the driver state budget in bytes, set to 16 MB here
+so that 2M rows spill as they would past a real budget), against DuckDB
 (tests/dbsp/sql_oracle.py). Issue 11's reproduction: `group_by g: min(v), max(v),
 count()` over 2,000,001 rows (the state spills to a Spark level), then a tick deleting
 the 10,001 smallest v (above driver_max_rows: the touched groups are recomputed on
@@ -46,8 +47,8 @@ def test_two_million_rows_then_deleting_the_smallest_at_real_defaults():
 
     doc = document()
     plan = compile_plan(doc)
-    rt = SparkRuntime(plan, get_session())  # the real defaults
-    assert (rt.driver_max_rows, rt.arrow_max_rows, rt.recent_max) == (10_000, 1_000_000, 2_000_000)
+    rt = SparkRuntime(plan, get_session(), state_bytes=16 * 2**20)  # the real defaults, a small byte budget
+    assert (rt.driver_max_rows, rt.arrow_max_rows, rt.recent_max) == (10_000, 1_000_000, None)
     oracle = Oracle(doc)
     v = pa.array(range(ROWS), pa.int64())
     g = pc.bit_wise_and(pc.multiply(v, 7), 127)  # 128 groups, each holding small and large v

@@ -19,7 +19,7 @@ def spark():
 
 def test_release_unpersists_every_cached_trace_level(spark):
     from dbsp.spark import SparkRuntime
-    from dbsp.spark.trace import Trace
+    from dbsp.spark.trace import Trace, level_is_held
 
     plan = compile_plan(json.loads((EXAMPLES / "transactions.json").read_text()))
     rt = SparkRuntime(plan, spark, recent_max=1)  # every trace spills to cached Spark levels
@@ -28,9 +28,9 @@ def test_release_unpersists_every_cached_trace_level(spark):
             [{"insert": {"id": i, "from_acct": i % 3, "to_acct": (i + 1) % 3, "amount": 5}}], plan.inputs["transactions"])})
     traces = [t for e in rt.executors.values() for t in vars(e).values() if isinstance(t, Trace)]
     levels = [df for t in traces for df, _ in t.levels]
-    assert levels and all(df.is_cached for df in levels)
+    assert levels and all(level_is_held(df) for df in levels)
     engines._runtimes[424242] = rt
     assert engines.release(424242) is True
-    assert not any(df.is_cached for df in levels)
+    assert not any(level_is_held(df) for df in levels)
     assert all(t.levels == [] for t in traces) and 424242 not in engines.held_runs()
     assert engines.release(424242) is False
