@@ -18,8 +18,8 @@ DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 REQUIREMENTS = ROOT / "requirements.txt"
 
-EXPECTED_SERVICES = {"web", "worker", "redis", "postgres", "spark-master", "spark-worker"}
-APP_SERVICES = ("web", "worker")
+EXPECTED_SERVICES = {"web", "worker", "verify-worker", "redis", "postgres", "spark-master", "spark-worker"}
+APP_SERVICES = ("web", "worker", "verify-worker")
 ASGI_APP = "dbspweb.asgi:application"
 
 _INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?-)(?P<default>[^}]*))?\}")
@@ -145,6 +145,24 @@ def test_app_services_share_one_configuration(services):
     web_env, worker_env = _env(services["web"]), _env(services["worker"])
     for key in ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "SPARK_MASTER", "SPARK_SHUFFLE_PARTITIONS"):
         assert web_env.get(key) == worker_env.get(key), key
+
+
+def test_the_verify_worker_consumes_the_verification_queue_and_shares_inspections_with_web(services):
+    """Verifications, inspections and queued explanations go to VERIFY_QUEUE
+    (`<CELERY_QUEUE>.verify`); the inspections it writes are paged by the web server."""
+    from django.conf import settings
+
+    tokens = _command_tokens(services["verify-worker"])
+    assert tokens[:2] == ["celery", "-A"] and "--pool=solo" in tokens, tokens
+    queue = tokens[tokens.index("-Q") + 1]
+    assert queue == f"{_env(services['worker']).get('CELERY_QUEUE', 'dbspweb')}.verify"
+    assert settings.VERIFY_QUEUE.endswith(".verify")
+    web_dir, verify_dir = _env(services["web"])["DBSPWEB_INSPECT_DIR"], _env(services["verify-worker"])["DBSPWEB_INSPECT_DIR"]
+    assert web_dir == verify_dir
+    mounts = lambda name: {v.split(":")[1]: v.split(":")[0] for v in services[name].get("volumes", [])}  # noqa: E731
+    assert mounts("web")[web_dir] == mounts("verify-worker")[verify_dir], "web and verify-worker must share the inspections volume"
+    for key in ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "SPARK_MASTER"):
+        assert _env(services["verify-worker"]).get(key) == _env(services["web"]).get(key), key
 
 
 def test_spark_driver_host_is_the_worker(services):
