@@ -245,7 +245,7 @@ class Trace:
             df = df.repartition(n, *self.key)
         self.ctx.jobs += 1  # (counted before the action runs: see SparkRuntime.jobs)
         level = df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
-        if n is not None:
+        if n is not None and _classic(level):  # (Spark Connect has no JVM handle: lookups filter every partition)
             # the level's partitions as Arrow batches (planned once: a lookup only runs it)
             batches = level.select(*self.schema.names, WEIGHT)._jdf.toArrowBatchRdd().toJavaRDD()
             if batches.getNumPartitions() == n:
@@ -391,6 +391,13 @@ def run_on_partitions(spark, selected, target: pa.Schema) -> pa.Table:
         messages = list(stream)
     batches = [pa.ipc.read_record_batch(pa.py_buffer(m), target) for m in messages]
     return pa.Table.from_batches(batches, target) if batches else target.empty_table()
+
+
+def _classic(df) -> bool:
+    """A classic, JVM-backed DataFrame (Spark Connect's have no `_jdf` to run jobs on)."""
+    from pyspark.sql.classic.dataframe import DataFrame as Classic
+
+    return isinstance(df, Classic)
 
 
 def _spark_filter(ctx, df, schema: Schema, columns: list[str], keys: pa.Table):
