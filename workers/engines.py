@@ -92,11 +92,18 @@ def replay_in_one_step(plan) -> bool:
     return not plan.literal and all(op.kind in RELATIONAL for op in plan.operators.values())
 
 
+def _run_key(run) -> tuple:
+    """What tells one run from another that reuses its id: its version and start time."""
+    return run.version_id, run.created_at
+
+
 def runtime_for(run) -> SparkRuntime:
     """This process's runtime for `run`, at the run's current tick."""
     with _lock:
         rt = _runtimes.get(run.pk)
-        if rt is not None and rt.tick == run.current_tick:
+        # (the same run: a database rebuilt under a live worker, as in tests, can give a
+        # new run an id this process still holds a runtime for)
+        if rt is not None and rt.tick == run.current_tick and getattr(rt, "run_key", None) == _run_key(run):
             return rt
         if rt is not None:
             _close(_runtimes.pop(run.pk))
@@ -126,6 +133,7 @@ def runtime_for(run) -> SparkRuntime:
             )
         for spec in filter(None, settings.TEST_SLOW_NODE.split(",")):
             _slow_down(rt, spec)
+        rt.run_key = _run_key(run)
         _runtimes[run.pk] = rt
         return rt
 
