@@ -9,13 +9,14 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from runs.api.push_lane import PushLane  # noqa: E402
 from runs.routing import websocket_urlpatterns  # noqa: E402
 from circuits.ws_auth import TokenAuthMiddleware  # noqa: E402
 from dbspweb.origins import ExactOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": PushLane(django_asgi_app),  # plain token pushes in group commits; the rest to Django
         "websocket": ExactOriginValidator(
             AuthMiddlewareStack(TokenAuthMiddleware(URLRouter(websocket_urlpatterns)))
         ),

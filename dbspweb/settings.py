@@ -208,6 +208,9 @@ MAX_DOCUMENT_BODY_BYTES = env_int("DBSPWEB_MAX_DOCUMENT_BYTES", 8 * 1024 * 1024)
 # Objects and arrays nested in any JSON request body (checked before it is parsed).
 MAX_JSON_DEPTH = env_int("DBSPWEB_MAX_JSON_DEPTH", 100)
 TICK_MAX_PUSHES = env_int("DBSPWEB_TICK_MAX_PUSHES", 100)
+# The push lane (runs/api/push_lane.py): plain token-authenticated JSON pushes are logged
+# in group commits ahead of Django's request path; 0 sends every push through Django.
+PUSH_LANE = env_bool("DBSPWEB_PUSH_LANE", True)
 # Backpressure: a push beyond this many unapplied pushes of a run gets 429 + Retry-After.
 MAX_PENDING_PUSHES = env_int("DBSPWEB_MAX_PENDING_PUSHES", 1000)
 

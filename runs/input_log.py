@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import dataclass
+
+import pyarrow as pa
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
@@ -122,7 +125,34 @@ def _logged_push(run: Run, idempotency_key: str, input_name: str, stored) -> Pus
     return existing
 
 
-def push(run: Run, input_name: str, records, idempotency_key: str | None = None) -> tuple[Push, bool]:
+@dataclass
+class Validated:
+    """A push validated and ready to log: its input, its change as an Arrow table, its
+    records as (row, weight) items (None on the column path), how many records it had."""
+
+    input_name: str
+    change: pa.Table
+    items: list | None
+    rows: int
+    user_id: int | None = None
+    idempotency_key: str | None = None
+
+
+def validate(run: Run, input_name: str, records) -> Validated:
+    """A push's records checked whole (400 naming every bad record and field, 413 when
+    too many, 404 for an unknown input): nothing is written."""
+    schema = input_schema(run, input_name)
+    if isinstance(records, dict):
+        records = [records]
+    if not isinstance(records, list):
+        raise ServiceError("A push is a JSON array of change records, e.g. [{\"insert\": {...}}].", 400)
+    check_batch_size(len(records))
+    stored, items = validated(records, schema, plan_for(run.version).primary_key(input_name))
+    return Validated(input_name, stored, items, len(records))
+
+
+def push(run: Run, input_name: str, records, idempotency_key: str | None = None,
+         user_id: int | None = None) -> tuple[Push, bool]:
     """Validate and durably log a push; enqueue its processing. Returns (push, created).
 
     The whole push is rejected (nothing written) if any record is bad, or deletes a row
@@ -135,44 +165,79 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None)
     if run.status in (RunStatus.STOPPED, RunStatus.FAILED) and not (
             idempotency_key and Push.objects.filter(run=run, idempotency_key=idempotency_key).exists()):
         raise ServiceError(f"Run {run.pk} is {run.status}; start a new run to push data.", 409)
-    schema = input_schema(run, input_name)
-    if isinstance(records, dict):
-        records = [records]
-    if not isinstance(records, list):
-        raise ServiceError("A push is a JSON array of change records, e.g. [{\"insert\": {...}}].", 400)
-    check_batch_size(len(records))
-    plan = plan_for(run.version)
-    stored, items = validated(records, schema, plan.primary_key(input_name))
+    pending = validate(run, input_name, records)
+    pending.user_id, pending.idempotency_key = user_id, idempotency_key or None
     if idempotency_key:
-        existing = _logged_push(run, idempotency_key, input_name, stored)
+        existing = _logged_push(run, idempotency_key, input_name, pending.change)
         if existing:
             return existing, False
-    def log_it() -> Push:
-        with transaction.atomic():
-            locked = Run.objects.select_for_update().get(pk=run.pk)
-            lag = with_push(refuse_when_full(locked), len(records))  # backpressure: 429 + Retry-After, nothing stored
-            # 400 for a delete of a row the input will not hold (nothing stored)
-            input_tables.check_deletes(locked, plan, input_name, stored, items)
-            locked.last_sequence += 1
-            locked.save(update_fields=["last_sequence", "updated_at"])
-            entry = Push.objects.create(
-                run=locked, sequence=locked.last_sequence, input=input_name, change=arrow_change.to_ipc(stored),
-                row_count=len(records), idempotency_key=idempotency_key or None,
-            )
-            since, tick = locked.created_at.isoformat(), locked.current_tick
-            transaction.on_commit(lambda: dispatch.wake_pushed(run.pk, since))
-            transaction.on_commit(lambda: publish_lag(run.pk, tick, lag))  # watchers see the new lag at once
-        return entry
-
     try:
-        entry = retry_on_deadlock(log_it)
+        [entry] = log_pushes(run, [pending])
     except IntegrityError:
         # A concurrent request with the same Idempotency-Key won the race.
-        existing = _logged_push(run, idempotency_key, input_name, stored) if idempotency_key else None
+        existing = _logged_push(run, idempotency_key, input_name, pending.change) if idempotency_key else None
         if existing is None:
             raise
         return existing, False
+    if isinstance(entry, ServiceError):
+        raise entry
     return entry, True
+
+
+def log_pushes(run: Run, pushes: list[Validated]) -> list[Push | ServiceError]:
+    """Log validated pushes to one run, in order, in one transaction (a group commit:
+    one lock of the run, one lag read, one commit and one wake-up for all of them).
+    Each is logged exactly as it would be alone; one the run refuses gets its error
+    (429 when DBSPWEB_MAX_PENDING_PUSHES are waiting, 400 for a delete of a row the
+    input will not hold) and nothing of it is stored, while the others go in."""
+    plan = plan_for(run.version)
+
+    def log_them() -> list[Push | ServiceError]:
+        results: list[Push | ServiceError] = []
+        with transaction.atomic():
+            locked = Run.objects.select_for_update().get(pk=run.pk)
+            lag = None
+            for pending in pushes:
+                try:
+                    # backpressure: 429 + Retry-After, nothing stored
+                    lag = with_push(refuse_when_full(locked) if lag is None else _room(locked, lag), pending.rows)
+                    # 400 for a delete of a row the input will not hold (nothing stored)
+                    input_tables.check_deletes(locked, plan, pending.input_name, pending.change, pending.items)
+                except ServiceError as e:
+                    results.append(e)
+                    if lag is not None and e.status == 400:
+                        lag = _unpush(lag, pending.rows)
+                    continue
+                locked.last_sequence += 1
+                results.append(Push.objects.create(
+                    run=locked, sequence=locked.last_sequence, input=pending.input_name,
+                    change=arrow_change.to_ipc(pending.change), row_count=pending.rows,
+                    idempotency_key=pending.idempotency_key, user_id=pending.user_id,
+                ))
+            if any(isinstance(r, Push) for r in results):
+                locked.save(update_fields=["last_sequence", "updated_at"])
+                since, tick, last_lag = locked.created_at.isoformat(), locked.current_tick, lag
+                # best effort once committed (robust: a failure to send is logged, never raised
+                # as if the pushes were not logged; the sweeper re-drives a lost wake-up)
+                transaction.on_commit(lambda: dispatch.wake_pushed(run.pk, since), robust=True)
+                transaction.on_commit(lambda: publish_lag(run.pk, tick, last_lag), robust=True)  # watchers see the new lag at once
+        return results
+
+    return retry_on_deadlock(log_them)
+
+
+def _room(run: Run, lag: dict) -> dict:
+    """The lag before one more push of a batch, or the 429 refuse_when_full would give
+    (the lag counted so far in the batch instead of read again)."""
+    if lag["pushes"] < settings.MAX_PENDING_PUSHES:
+        return lag
+    return refuse_when_full(run)
+
+
+def _unpush(lag: dict, rows: int) -> dict:
+    """The lag without a push counted in it that was then refused."""
+    pushes = lag["pushes"] - 1
+    return {"pushes": pushes, "rows": lag["rows"] - rows, "ticks": math.ceil(pushes / max(settings.TICK_MAX_PUSHES, 1))}
 
 
 #: PostgreSQL's SQLSTATEs for a transaction it aborted to break a deadlock or a

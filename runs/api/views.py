@@ -98,9 +98,8 @@ class PushView(APIView):
     def post(self, request, pk, input_name):
         run = visible_run(request, pk)
         require_operator(request, run.circuit)
-        entry, created = input_log.push(run, input_name, push_records(request, run, input_name), request.headers.get("Idempotency-Key"))
-        if created:  # who pushed it (explain shows it)
-            type(entry).objects.filter(pk=entry.pk).update(user=request.user)
+        entry, created = input_log.push(run, input_name, push_records(request, run, input_name),
+                                        request.headers.get("Idempotency-Key"), user_id=request.user.pk)
         body = {"token": entry.token, "sequence": entry.sequence, "duplicate": not created}
         return Response(body, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
 
