@@ -193,25 +193,48 @@ class _Writer:
         q.put((push, future))
         return future
 
+    def close_connection(self, timeout: float = 10.0) -> None:
+        """Close the writer's database connection (it reconnects on its next push); e.g.
+        before a test database is dropped."""
+        with self._lock:
+            q = self._queue if self._pid == os.getpid() else None
+        if q is not None:
+            done: Future = Future()
+            q.put((None, done))
+            done.result(timeout)
+
     def _run(self, q: queue.SimpleQueue) -> None:
         while True:
             batch = [q.get()]
-            while len(batch) < BATCH_MAX:
+            while len(batch) < BATCH_MAX and batch[-1][0] is not None:
                 try:
                     batch.append(q.get_nowait())
                 except queue.Empty:
                     break
-            try:
-                results = log_batch([push for push, _ in batch])
-            except Exception:  # noqa: BLE001 - raised before any run's commit: Django answers each
-                log.exception("push lane: a batch of %d push(es) failed; Django takes them", len(batch))
-                results = [None] * len(batch)
+            if batch[-1][0] is None:  # close_connection(), after the pushes before it
+                *batch, (_, closed) = batch
+                self._log(batch)
                 connection.close()
-            for (_, future), result in zip(batch, results):
-                future.set_result(result)
+                closed.set_result(None)
+            else:
+                self._log(batch)
+
+    @staticmethod
+    def _log(batch: list) -> None:
+        if not batch:
+            return
+        try:
+            results = log_batch([push for push, _ in batch])
+        except Exception:  # noqa: BLE001 - raised before any run's commit: Django answers each
+            log.exception("push lane: a batch of %d push(es) failed; Django takes them", len(batch))
+            results = [None] * len(batch)
+            connection.close()
+        for (_, future), result in zip(batch, results):
+            future.set_result(result)
 
 
 _writer = _Writer()
+close_connection = _writer.close_connection
 
 
 def log_batch(pushes: list[LanePush]) -> list[Accepted | None]:

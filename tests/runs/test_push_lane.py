@@ -32,6 +32,14 @@ def app():
     return application
 
 
+@pytest.fixture(autouse=True)
+def _lane_connection_closed():
+    """The lane's writer holds a connection of its own: closed after each test, so the
+    test database can be flushed and dropped (PostgreSQL refuses while one is open)."""
+    yield
+    push_lane.close_connection()
+
+
 @pytest.fixture
 def run(make_user, circuit_of):
     alice = make_user("alice")
