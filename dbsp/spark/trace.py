@@ -366,10 +366,11 @@ class Trace:
     def part_of(self, table: pa.Table) -> _Part:
         """A consolidated change as a driver part, sorted and indexed by the key's index
         column when it has one: `weights` probes with it, and `add` keeps it (and its
-        index) as it is."""
+        index) as it is. Into an empty trace it goes as it is (sorted when first probed
+        or merged: no sort for a trace that is never read)."""
         part = _Part(table)
         column = _index_column(table, self.key) if self.key else None
-        if column is not None:
+        if column is not None and (self._parts or self.levels):
             part.indexed(column)
         return part
 
