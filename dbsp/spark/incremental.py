@@ -27,7 +27,7 @@ from ..operators.base import Operator
 from ..zset import ZSet
 from .accumulate import LinearAggregateDelta
 from .batch import Batch
-from .trace import Trace
+from .trace import Trace, flat
 from .zsets import WEIGHT, consolidate_arrow, negate, null_safe_semi, union_all
 
 
@@ -215,8 +215,8 @@ class DistinctDelta:
         delta = d.table()
         names = self.schema.names
         if delta.num_rows >= self.ctx.vector_min_rows and delta.num_rows <= self.ctx.arrow_max_rows:
-            out = self._with_arrow(delta)
-            self.trace.add(delta)
+            out, part = self._with_arrow(delta)
+            self.trace.add(part)
             return Batch.of_table(self.ctx, self.schema, out)
         if delta.num_rows <= self.ctx.driver_max_rows:
             self.ctx.took("row")
@@ -224,8 +224,8 @@ class DistinctDelta:
             found = self.trace.lookup(names, keys)
             old = dict(self.ctx.to_zset_table(found, self.schema)) if found is not None else {}
         elif delta.num_rows <= self.ctx.arrow_max_rows:
-            out = self._with_arrow(delta)
-            self.trace.add(delta)
+            out, part = self._with_arrow(delta)
+            self.trace.add(part)
             return Batch.of_table(self.ctx, self.schema, out)
         else:
             self.ctx.took("spark")
@@ -240,29 +240,21 @@ class DistinctDelta:
         self.trace.add(delta)
         return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(ZSet(out), self.schema)) if out else None
 
-    def _with_arrow(self, delta: pa.Table) -> pa.Table:
+    def _with_arrow(self, delta: pa.Table):
         """H over whole columns (a bulk change): the changed rows' old weights come from
-        one lookup (each driver part's index; one job for the Spark levels), joined
-        NULL-safe; a row appears where its weight crosses zero."""
-        from .zsets import join_codes, with_join_codes
-
+        the trace (each driver part matched by its index; one job for the Spark levels);
+        a row appears where its weight crosses zero. Returns the output and the change as
+        a driver part (sorted for those matches once: the trace keeps it as it is)."""
         self.ctx.took("arrow")
         names, target = self.schema.names, self.ctx.arrow_schema(self.schema)
-        found = self.trace.lookup(names, delta.select(names))  # (a consolidated change: distinct rows)
-        if found is None:
-            w0 = pa.array(np.zeros(delta.num_rows, np.int64))
-            rows = delta
-        else:
-            codes = join_codes(names)
-            old = with_join_codes(found, names).select(codes + [WEIGHT]).rename_columns(codes + ["__w0"])
-            rows = with_join_codes(delta, names).join(old, keys=codes, join_type="left outer", use_threads=False)
-            w0 = pc.fill_null(rows["__w0"], 0)
-        w1 = pc.add(w0, rows[WEIGHT])
-        up = pc.and_(pc.less_equal(w0, 0), pc.greater(w1, 0))
-        down = pc.and_(pc.greater(w0, 0), pc.less_equal(w1, 0))
-        weight = pc.if_else(up, 1, pc.if_else(down, -1, 0)).cast(pa.int64())
-        out = pa.Table.from_arrays([rows[n] for n in names] + [weight], names=names + [WEIGHT])
-        return out.filter(pc.not_equal(weight, 0)).cast(target)
+        part = self.trace.part_of(delta)  # (a consolidated change: distinct rows)
+        rows = part.table
+        w0 = self.trace.weights(rows)
+        w1 = w0 + flat(rows[WEIGHT]).to_numpy(zero_copy_only=False)
+        weight = np.where((w0 <= 0) & (w1 > 0), 1, np.where((w0 > 0) & (w1 <= 0), -1, 0)).astype(np.int64)
+        changed = weight != 0
+        out = pa.Table.from_arrays([rows[n] for n in names] + [pa.array(weight)], names=names + [WEIGHT])
+        return out.filter(pa.array(changed)).cast(target), part
 
     def _old_on_spark(self, d) -> dict:
         from pyspark.sql import functions as F

@@ -26,18 +26,30 @@ def indexable(table: pa.Table | None, columns: list[str]) -> bool:
 class SortedIndex:
     """`table` sorted by `column` (NULLs last), with the sorted key as a NumPy array."""
 
-    def __init__(self, table: pa.Table, column: str):
+    def __init__(self, table: pa.Table, column: str, keys: np.ndarray | None = None):
+        """`keys`: the table is sorted by `column` already and these are its non-NULL
+        keys as int64 (a merge of sorted parts built them): nothing to sort."""
         self.column = column
-        self.table = table.sort_by([(column, "ascending", "at_end")])
-        key = self.table[column]
-        self.valid = self.table.num_rows - key.null_count
-        self.keys = _int64(key.slice(0, self.valid))
+        if keys is None:  # a stable argsort of the key as int64 (NumPy's: twice as fast as sort_by), NULLs last
+            key = table[column].combine_chunks() if isinstance(table[column], pa.ChunkedArray) else table[column]
+            if key.null_count:
+                valid = np.flatnonzero(key.is_valid().to_numpy(zero_copy_only=False))
+                values = _int64(key.take(pa.array(valid)))
+                order = np.argsort(values, kind="stable")
+                keys, order = values[order], np.concatenate([valid[order], np.flatnonzero(key.is_null().to_numpy(zero_copy_only=False))])
+            else:
+                values = _int64(key)
+                order = np.argsort(values, kind="stable")
+                keys = values[order]
+            table = table.take(pa.array(order))
+        self.table, self.keys = table, keys
+        self.valid = len(keys)
 
     def take(self, keys: pa.Array | pa.ChunkedArray) -> pa.Table:
         """The rows whose key equals one of `keys` (a NULL key finds the NULL rows)."""
         if isinstance(keys, pa.ChunkedArray):
             keys = keys.combine_chunks()
-        probes = np.unique(_int64(keys.drop_null()))
+        probes = unique_sorted(_int64(keys.drop_null()))
         lo = np.searchsorted(self.keys, probes, "left")
         hi = np.searchsorted(self.keys, probes, "right")
         if keys.null_count:
@@ -47,6 +59,17 @@ class SortedIndex:
         starts = np.repeat(lo, lengths)
         offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         return self.table.take(pa.array(starts + offsets, pa.int64()))
+
+
+def unique_sorted(values: np.ndarray) -> np.ndarray:
+    """np.unique by a sort (NumPy 2's np.unique hashes: 15x slower on 10^6 int64s)."""
+    values = np.sort(values)
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def _int64(values) -> np.ndarray:

@@ -8,6 +8,12 @@ cost does not grow with the number of ticks, and Spark lineage never grows.
   O(log n) parts and each row is rewritten O(log n) times. A lookup probes each part
   by one index: a part of `probe.MIN_ROWS` rows or more is sorted by an integer-like
   lookup column once (when first probed) and binary-searched from then on.
+  When the trace's key is all its data columns (distinct's) and they compare exactly
+  (no floats), parts merge without hashing: both sorted by the index column, the
+  newer's rows are found in the older by binary search (their weights added there),
+  the rest merged in as a sorted run, so the merged part is indexed already; and a
+  bulk change's old weights (`weights`) are found the same way (`_match`). An index
+  column with many rows per value (too many candidate pairs) falls back to group_by.
 - The Spark levels: when the driver part outgrows its budget it becomes a level, a
   DataFrame hash-partitioned by the trace's key (`repartition(n, *key)`, about
   `LEVEL_PARTITION_ROWS` rows per partition) and locally checkpointed with
@@ -31,12 +37,15 @@ import math
 import os
 import weakref
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..types import Schema
 from . import probe
 from .probe import SortedIndex, spark_partitions
-from .zsets import WEIGHT, concat, consolidate, consolidate_arrow, null_safe_semi_arrow, union_all
+from .zsets import (WEIGHT, concat, consolidate, consolidate_arrow, fill_value, join_codes, null_safe_semi_arrow, union_all,
+                    with_join_codes)
 
 #: Above this many distinct keys a lookup filters with a broadcast semi-join instead of
 #: an IN-list / OR-of-equalities predicate (and over every partition).
@@ -126,6 +135,126 @@ class _Part:
         if len(columns) > 1 and found.num_rows:
             found = null_safe_semi_arrow(found, keys, columns)
         return found
+
+    def indexed(self, column: str) -> SortedIndex:
+        """This part's index by `column` (sorting the part the first time, whatever its size)."""
+        if self.index is None or self.index.column != column:
+            self.index = SortedIndex(self.table, column)
+            self.table = self.index.table
+        return self.index
+
+    def match(self, rows: pa.Table, columns: list[str]) -> "np.ndarray | None":
+        """For each row of `rows` (whose `columns` are all of this part's data columns),
+        the position in `self.table` of the row with the same data (NULL-safe), or -1;
+        None when this part cannot be matched by its index (see `_match`)."""
+        column = _index_column(self.table, columns)
+        if column is None or not _matchable(self.table.schema, columns):
+            return None
+        return _match(self.indexed(column), rows, columns)
+
+
+def _matchable(schema: pa.Schema, columns: list[str]) -> bool:
+    """Whether equality of these columns' values is row identity as consolidation
+    (Arrow's group_by) sees it: not for floats (NaN, -0.0) or nested types."""
+    for c in columns:
+        t = schema.field(c).type
+        if not (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_boolean(t)
+                or pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_decimal(t) or pa.types.is_binary(t)):
+            return False
+    return True
+
+
+#: a match gives up (the caller consolidates by hashing instead) when its index column
+#: has so many rows per key that more than MATCH_PAIRS x (both sides' rows) candidate
+#: pairs would be compared
+MATCH_PAIRS = 2
+
+
+def flat(column) -> pa.Array:
+    """One Arrow array (a chunked column's chunks combined)."""
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _match(index: SortedIndex, rows: pa.Table, columns: list[str]) -> "np.ndarray | None":
+    """Where each row of `rows` sits in `index.table` (a consolidated part: at most one
+    row has the same data), or -1: the candidates are the rows with the same index
+    column (binary search), then the other columns are compared on the candidate pairs,
+    NULL equal to NULL. No hashing: O(rows · log part + candidates)."""
+    n, c, part = rows.num_rows, index.column, index.table
+    key = flat(rows[c])
+    probes = probe._int64(key.fill_null(fill_value(key.type)) if key.null_count else key)
+    lo = np.searchsorted(index.keys, probes, "left")
+    hi = np.searchsorted(index.keys, probes, "right")
+    if key.null_count:  # a NULL key's candidates: the part's NULL rows (sorted last)
+        null = key.is_null().to_numpy(zero_copy_only=False)
+        lo[null], hi[null] = index.valid, part.num_rows
+    lengths = hi - lo
+    total = int(lengths.sum())
+    if total > MATCH_PAIRS * (n + part.num_rows):
+        return None
+    ri = np.repeat(np.arange(n), lengths)
+    pj = np.repeat(lo - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
+    for other in columns:
+        if other == c or not len(ri):
+            continue
+        a, b = flat(part[other]).take(pj), flat(rows[other]).take(ri)
+        if a.null_count == 0 and b.null_count == 0 and (pa.types.is_integer(a.type) or pa.types.is_timestamp(a.type)
+                                                        or pa.types.is_date(a.type)):
+            same = a.to_numpy(zero_copy_only=False) == b.to_numpy(zero_copy_only=False)
+        else:
+            same = pc.fill_null(pc.equal(a, b), False)
+            if a.null_count or b.null_count:
+                same = pc.or_(same, pc.and_(pc.is_null(a), pc.is_null(b)))
+            same = same.to_numpy(zero_copy_only=False)
+        ri, pj = ri[same], pj[same]
+    positions = np.full(n, -1, np.int64)
+    positions[ri] = pj
+    return positions
+
+
+def _merge(older: _Part, newer: _Part, key: list[str]) -> _Part:
+    """Two consolidated parts as one. When both can be matched by their index column
+    (the trace's key covers all data columns, see _match): the newer's rows are found in
+    the older by binary search, their weights added there, the rest merged in by the
+    index column (two sorted runs: a linear merge), so the result is sorted and indexed
+    already (the next probe sorts nothing). Otherwise Arrow's group_by."""
+    names = [n for n in older.table.column_names if n != WEIGHT]
+    column = _index_column(older.table, key) if sorted(key) == sorted(names) else None
+    if column is not None and older.rows + newer.rows >= probe.MIN_ROWS and _matchable(older.table.schema, names):
+        a, b = older.indexed(column), newer.indexed(column)
+        positions = _match(a, b.table, names)
+        if positions is not None:
+            return _merge_matched(a, b, positions)
+    merged = consolidate_arrow(concat([older.table, newer.table]))
+    return _Part(merged)
+
+
+def _merge_matched(a: SortedIndex, b: SortedIndex, positions: np.ndarray) -> _Part:
+    """`a` and `b` as one part: `b`'s rows found in `a` (`positions`) add their weights
+    there (rows reaching 0 go), the others are merged in by the index column. Both are
+    sorted by it (NULLs last), so the result is too: one `take` of both tables."""
+    found = positions >= 0
+    weights = np.array(flat(a.table[WEIGHT]).to_numpy(zero_copy_only=False), np.int64)  # (a copy)
+    weights[positions[found]] += flat(b.table[WEIGHT]).to_numpy(zero_copy_only=False)[found]
+    keep, new = weights != 0, ~found
+    older = np.flatnonzero(keep[:a.valid])  # the rows of each kept, with a non-NULL key, in key order
+    newer = np.flatnonzero(new[:b.valid])
+    older_keys, newer_keys = a.keys[older], b.keys[newer]
+    # each newer row goes after the older rows with a key <= its own (two sorted runs)
+    at = np.searchsorted(older_keys, newer_keys, "right") + np.arange(len(newer))
+    is_new = np.zeros(len(older) + len(newer), bool)
+    is_new[at] = True
+    rows = np.empty(len(is_new), np.int64)
+    rows[~is_new], rows[is_new] = older, newer + a.table.num_rows
+    keys = np.empty(len(is_new), np.int64)
+    keys[~is_new], keys[is_new] = older_keys, newer_keys
+    rows = np.concatenate([rows, a.valid + np.flatnonzero(keep[a.valid:]),  # then the NULL keys' rows
+                           a.table.num_rows + b.valid + np.flatnonzero(new[b.valid:])])
+    summed = a.table.set_column(a.table.schema.get_field_index(WEIGHT), a.table.schema.field(WEIGHT), pa.array(weights))
+    table = pa.concat_tables([summed, b.table], promote_options="permissive").take(pa.array(rows)).combine_chunks()
+    part = _Part(table)
+    part.index = SortedIndex(table, a.column, keys=keys)
+    return part
 
 
 def _index_column(table: pa.Table, columns: list[str]) -> str | None:
@@ -217,21 +346,63 @@ class Trace:
         """An upper bound of the rows held (exact for the driver part)."""
         return self.driver_rows() + sum(n for _, n in self.levels)
 
-    def add(self, table: pa.Table | None) -> None:
+    def add(self, table: "pa.Table | _Part | None") -> None:
+        """Add a consolidated change (a table, or a part from `part_of`, indexed already)."""
         if self._retired:
             self._release_retired()
-        if table is None or table.num_rows == 0:
+        if table is None or (table.rows if isinstance(table, _Part) else table.num_rows) == 0:
             return
-        parts = self._parts + [_Part(table)]
+        parts = self._parts + [table if isinstance(table, _Part) else _Part(table)]
         while len(parts) >= 2 and parts[-1].rows * DRIVER_RATIO >= parts[-2].rows:
-            merged = consolidate_arrow(concat([parts[-2].table, parts[-1].table]))
-            parts[-2:] = [_Part(merged)] if merged.num_rows else []
+            merged = _merge(parts[-2], parts[-1], self.key)
+            parts[-2:] = [merged] if merged.rows else []
         self._set_parts(parts)
         if self.recent_max is not None:
             if self.driver_rows() > self.recent_max:
                 self._spill()
         elif self.budget is not None:
             self.budget.enforce()
+
+    def part_of(self, table: pa.Table) -> _Part:
+        """A consolidated change as a driver part, sorted and indexed by the key's index
+        column when it has one: `weights` probes with it, and `add` keeps it (and its
+        index) as it is. Into an empty trace it goes as it is (sorted when first probed
+        or merged: no sort for a trace that is never read)."""
+        part = _Part(table)
+        column = _index_column(table, self.key) if self.key else None
+        if column is not None and (self._parts or self.levels):
+            part.indexed(column)
+        return part
+
+    def weights(self, rows: pa.Table) -> np.ndarray:
+        """The weight in the integral of each row of `rows` (distinct rows, with every data
+        column; the trace's key is all of them): each driver part matched by its index
+        (`_Part.match`); parts that cannot be, and the Spark levels, through `lookup`'s
+        probes and one NULL-safe hash join."""
+        names = self.schema.names
+        rows = rows.select(names).cast(pa.schema([self.ctx.arrow_schema(self.schema).field(c) for c in names]))
+        total = np.zeros(rows.num_rows, np.int64)
+        rest = []
+        for p in self._parts:
+            positions = p.match(rows, names) if rows.num_rows else None
+            if positions is None:
+                rest.append(p)
+                continue
+            w = flat(p.table[WEIGHT]).to_numpy(zero_copy_only=False)
+            total += np.where(positions >= 0, w[positions], 0)
+        if (rest or self.levels) and rows.num_rows:
+            found = [p.probe(rows, names) for p in rest]
+            if self.levels:
+                self.ctx.jobs += 1
+                found.append(self._fetch(names, rows))
+            found = concat(found)
+            if found is not None:
+                codes = join_codes(names)
+                old = with_join_codes(consolidate_arrow(found), names).select(codes + [WEIGHT])
+                at = with_join_codes(rows.select(names), names).append_column("__i", pa.array(np.arange(rows.num_rows)))
+                joined = at.select(codes + ["__i"]).join(old, keys=codes, join_type="inner", use_threads=False)
+                np.add.at(total, flat(joined["__i"]).to_numpy(), flat(joined[WEIGHT]).to_numpy())
+        return total
 
     # ---- the Spark levels ------------------------------------------------------------
     def _level(self, df, rows: int | None = None):

@@ -251,3 +251,112 @@ def test_a_dataframe_taken_before_an_add_still_reads_after_levels_merge(ctx):
     assert contents(ctx, consolidate_arrow(before.toArrow().cast(ctx.arrow_schema(SCHEMA)))) == ZSet([((1, "a"), 1), ((2, "b"), 1)])
     trace.add(table(ctx, ((4, "d"), 1)))  # the next add releases the merged-away level
     assert contents(ctx, trace.snapshot_table()) == ZSet([((i, s), 1) for i, s in ((1, "a"), (2, "b"), (3, "c"), (4, "d"))])
+
+
+def _random_change(rnd, want, n, keys, strings):
+    """n rows of inserts and deletions (of present rows), consolidated, as a dict."""
+    rows: dict = {}
+    present = [r for r, w in want.items() if w > 0]
+    for _ in range(n):
+        if present and rnd.random() < 0.3:
+            row, w = rnd.choice(present), -1
+        else:
+            row, w = (rnd.choice(keys), rnd.choice(strings)), rnd.choice([1, 1, 2])
+        rows[row] = rows.get(row, 0) + w
+    return {r: w for r, w in rows.items() if w}
+
+
+def _arrow(ctx, rows: dict) -> pa.Table:
+    target = ctx.arrow_schema(SCHEMA)
+    return pa.table({"k": pa.array([r[0] for r in rows], pa.int64()), "s": pa.array([r[1] for r in rows], pa.string()),
+                     "__w": pa.array(list(rows.values()), pa.int64())}).cast(target)
+
+
+@pytest.mark.parametrize("keys, strings", [([None, *range(60)], [None, "a", "b", "", "ab"]),
+                                          ([None, 0, 1], [None, *map(str, range(300))])])
+def test_sorted_merges_and_index_matches_equal_a_dict(ctx, monkeypatch, keys, strings):
+    """A trace keyed by all its columns (distinct's) merges its driver parts by the index
+    column (the newer part's rows found in the older by binary search, the rest merged
+    in as a sorted run) and `weights` matches rows against each part's index: after every
+    add, each part is consolidated and sorted (NULLs last), and the weights of present,
+    deleted and absent rows equal an integral kept as a plain dict. With an index column
+    of three values (and 300 strings) the matches give up (too many candidate pairs) and
+    group_by merges."""
+    import random
+
+    from dbsp.spark import probe
+    from dbsp.spark import trace as trace_module
+
+    monkeypatch.setattr(probe, "MIN_ROWS", 8)
+    paths = {"sorted": 0, "gave up": 0}
+    merge_matched, match = trace_module._merge_matched, trace_module._match
+
+    def counted_sorted(*a):
+        paths["sorted"] += 1
+        return merge_matched(*a)
+
+    def counted_match(*a):
+        found = match(*a)
+        paths["gave up"] += found is None
+        return found
+
+    monkeypatch.setattr(trace_module, "_merge_matched", counted_sorted)
+    monkeypatch.setattr(trace_module, "_match", counted_match)
+    rnd = random.Random(18)
+    trace = Trace(ctx, SCHEMA, key=["k", "s"], recent_max=10**9)
+    want: dict = {}
+    for tick in range(120):
+        change = _random_change(rnd, want, rnd.choice([1, 3, 20, 150]), keys, strings)
+        if not change:
+            continue
+        part = trace.part_of(_arrow(ctx, change)) if tick % 2 else _arrow(ctx, change)
+        trace.add(part)
+        for r, w in change.items():
+            want[r] = want.get(r, 0) + w
+        for p in trace._parts:
+            data = list(zip(p.table["k"].to_pylist(), p.table["s"].to_pylist()))
+            assert len(set(data)) == len(data) and 0 not in p.table["__w"].to_pylist()  # consolidated
+            if p.index is not None:
+                ks = p.table["k"].to_pylist()
+                valid = [k for k in ks if k is not None]
+                assert ks[:len(valid)] == sorted(valid) and ks[:len(valid)] == p.index.keys.tolist()
+        probes = list({*rnd.sample(sorted(want, key=repr), min(30, len(want))), (999, "zz"), (None, None), (0, None)})
+        got = trace.weights(_arrow(ctx, {r: 1 for r in probes}))
+        assert got.tolist() == [want.get(r, 0) for r in probes], tick
+    assert contents(ctx, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+    assert paths["sorted"] > 5
+    assert (paths["gave up"] > 5) == (len(keys) == 3)
+
+
+@pytest.mark.parametrize("mode", [{"vector_min_rows": 0}, {"vector_min_rows": 0, "recent_max": 300}])
+def test_distinct_of_bulk_changes_equals_a_counter(monkeypatch, mode):
+    """distinct over changes of hundreds of rows (its vectorised H: weights matched in
+    indexed driver parts; with recent_max, also fetched from Spark levels): the output,
+    integrated, is the set of rows whose summed weight is positive (a Counter)."""
+    import collections
+    import random
+
+    from dbsp.spark import SparkRuntime, get_session, probe
+    from dbsp.runtime import changes_from_records
+
+    monkeypatch.setattr(probe, "MIN_ROWS", 16)
+    plan = compile_plan(circuit({"t": schema("k:bigint", "s:string")}, [("d", "distinct", {}), ("o", "output", {})],
+                                ["t.out->d.in", "d.out->o.in"]))
+    rt = SparkRuntime(plan, get_session(), **mode)
+    rnd = random.Random(5)
+    counts: collections.Counter = collections.Counter()
+    view: dict = {}
+    for tick in range(25):
+        records = []
+        for _ in range(rnd.choice([5, 200, 700])):
+            row = {"k": rnd.choice([None, *range(300)]), "s": rnd.choice([None, "x", "y"])}
+            present = counts[(row["k"], row["s"])] > 0
+            kind = "delete" if present and rnd.random() < 0.4 else "insert"
+            counts[(row["k"], row["s"])] += -1 if kind == "delete" else 1
+            records.append({kind: row})
+        out = rt.step({"t": changes_from_records(records, plan.inputs["t"])}).outputs["o"]
+        for row, w in out:
+            view[row] = view.get(row, 0) + w
+        assert {r for r, w in view.items() if w} == {r for r, c in counts.items() if c > 0}, tick
+        assert all(w == 1 for w in view.values() if w)
+    rt.close()
