@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 from django.conf import settings
 
 from runs.models import Encoded
@@ -35,7 +36,7 @@ def encode(deltas: dict[str, list[dict]]) -> Encoded:
     limit, total, sizes, texts = settings.TICK_MAX_OUTPUT_BYTES, 0, {}, []
     for view, rows in deltas.items():
         try:
-            text = json.dumps(rows, allow_nan=False, separators=(",", ":"))
+            text = _json(rows)
             sizes[view] = len(text.encode())
             texts.append(f"{json.dumps(view)}:{text}")
         except ValueError:
@@ -47,3 +48,17 @@ def encode(deltas: dict[str, list[dict]]) -> Encoded:
             raise OutputRefused(biggest, f"this tick's output is over {limit:,} bytes of JSON (DBSPWEB_TICK_MAX_OUTPUT_BYTES; "
                                          f"'{biggest}' alone is {sizes[biggest]:,} bytes); the tick is not stored")
     return Encoded(deltas, "{" + ",".join(texts) + "}")
+
+
+def _json(rows: list[dict]) -> str:
+    """The rows as compact JSON; ValueError for a value that is not a finite number.
+    orjson (10x the standard library's speed) writes NaN and ±Infinity as `null`, so
+    text holding a `null` anywhere is made again by the standard library, which refuses
+    them; so is anything orjson cannot write (an integer beyond 64 bits)."""
+    try:
+        text = orjson.dumps(rows)
+    except TypeError:
+        text = None
+    if text is None or b"null" in text:
+        return json.dumps(rows, allow_nan=False, separators=(",", ":"))
+    return text.decode()
