@@ -578,7 +578,7 @@ def _spark_filter(ctx, df, schema: Schema, columns: list[str], keys: pa.Table):
         from .zsets import null_safe_semi
 
         keys_df = ctx.spark.createDataFrame(keys.select(columns), schema=ctx.spark_struct(schema, columns))
-        return null_safe_semi(df, keys_df, columns)
+        return null_safe_semi(df, keys_df, columns, broadcast=False)
     if len(columns) == 1:
         c = F.col(columns[0])
         column = keys[columns[0]]

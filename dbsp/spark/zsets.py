@@ -17,12 +17,16 @@ def union_all(dfs: list):
     return out
 
 
-def null_safe_semi(left, right, columns: list[str]):
+def null_safe_semi(left, right, columns: list[str], broadcast: bool = True):
     """Rows of `left` whose `columns` equal (NULL-safe) some row of the small `right`
-    (whose rows callers pass distinct: no shuffle to dedupe them)."""
+    (whose rows callers pass distinct: no shuffle to dedupe them). `broadcast=False`:
+    a shuffled hash join instead (a broadcast relation of many keys stays on the
+    driver's heap as long as its plan is reachable; a shuffle's hash maps go with
+    their tasks)."""
     from pyspark.sql import functions as F
 
-    keys = F.broadcast(right.select(*columns).alias("k"))
+    keys = right.select(*columns).alias("k")
+    keys = F.broadcast(keys) if broadcast else keys.hint("shuffle_hash")
     cond = [F.col(f"s.{c}").eqNullSafe(F.col(f"k.{c}")) for c in columns]
     return left.alias("s").join(keys, on=cond, how="left_semi")
 
