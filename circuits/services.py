@@ -215,5 +215,9 @@ def _plan_of_version(version_id: int, document_json: str):
 
 
 def plan_for(version: CircuitVersion):
-    """The compiled plan of a (valid, immutable) circuit version, compiled once per process."""
-    return _plan_of_version(version.pk, json.dumps(version.document, sort_keys=True))
+    """The compiled plan of a (valid, immutable) circuit version, compiled once per process
+    (and looked up once per instance: the lookup key is the document's JSON text)."""
+    plan = version.__dict__.get("_plan")
+    if plan is None:
+        plan = version.__dict__["_plan"] = _plan_of_version(version.pk, json.dumps(version.document, sort_keys=True))
+    return plan

@@ -262,8 +262,9 @@ def log_batch(pushes: list[LanePush]) -> list[Accepted | None]:
             continue
         if (user.pk, run.pk) not in allowed:
             circuit = run.circuit
-            allowed[user.pk, run.pk] = circuit.owner_id == user.pk or (
-                can_operate(user, circuit) and Circuit.visible_to(user, None).filter(pk=circuit.pk).exists())
+            # as the view: may operate (owner, or granted) and may see the circuit (owners always do)
+            allowed[user.pk, run.pk] = can_operate(user, circuit) and (
+                circuit.owner_id == user.pk or Circuit.visible_to(user, None).filter(pk=circuit.pk).exists())
         if not allowed[user.pk, run.pk]:
             continue
         try:

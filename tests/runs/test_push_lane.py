@@ -14,6 +14,7 @@ from django.test import override_settings
 from rest_framework.authtoken.models import Token
 
 from circuits.models import CircuitGrant
+from circuits.services import plan_for
 from dbsp import arrow_change
 from runs.api import push_lane
 from runs.models import Push, Run
@@ -79,7 +80,7 @@ def push_path(run, input_name="orders"):
 
 def logged(run):
     """Each logged push as (sequence, input, rows as dicts with weights, row count, user)."""
-    schema = run.version and __import__("circuits.services", fromlist=["plan_for"]).plan_for(run.version).inputs["orders"]
+    schema = plan_for(run.version).inputs["orders"]
     out = []
     for p in Push.objects.filter(run=run).order_by("sequence"):
         table = arrow_change.from_ipc(p.change)
