@@ -276,6 +276,44 @@ def test_a_dataframe_taken_before_an_add_still_reads_after_levels_merge(ctx):
     assert contents(ctx, trace.snapshot_table()) == ZSet([((i, s), 1) for i, s in ((1, "a"), (2, "b"), (3, "c"), (4, "d"))])
 
 
+def test_a_merged_away_levels_arrow_batches_are_released_at_the_next_add(ctx):
+    """Each level keeps its partitions as Arrow batches for lookups; when levels merge,
+    the merged-away ones' batches are unpersisted with their rows (at the next add)."""
+    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
+    trace.add(table(ctx, ((1, "a"), 1), ((2, "b"), 1)))
+    assert contents(ctx, trace.lookup(["k"], [(1,)])) == ZSet([((1, "a"), 1)])  # reads (and keeps) a partition
+    first = trace._partitions[id(trace.levels[0][0])][1]
+    assert first.getStorageLevel().useMemory()
+    trace.add(table(ctx, ((3, "c"), 1)))  # merged into one level
+    trace.add(table(ctx, ((4, "d"), 1)))  # releases the merged-away one
+    assert not first.getStorageLevel().useMemory()
+    assert contents(ctx, trace.lookup(["k"], [(1,), (4,)])) == ZSet([((1, "a"), 1), ((4, "d"), 1)])
+
+
+def test_a_lookup_touching_most_of_a_big_level_filters_it_and_ships_the_small_ones(ctx, monkeypatch):
+    """Per level: a lookup's keys in most partitions of a big level are filtered there
+    by a Spark job, the small level's partitions are shipped; both found, exactly."""
+    from dbsp.spark import trace as trace_module
+
+    monkeypatch.setattr(trace_module, "LEVEL_PARTITION_ROWS", 20)
+    monkeypatch.setattr(trace_module, "SHIP_WHOLE_LEVEL", 3)
+    shipped, filtered = [], []
+    real_run, real_filter = trace_module.run_on_partitions, trace_module._spark_filter
+    monkeypatch.setattr(trace_module, "run_on_partitions",
+                        lambda spark, selected, *a: shipped.append(len(selected)) or real_run(spark, selected, *a))
+    monkeypatch.setattr(trace_module, "_spark_filter", lambda *a: filtered.append(1) or real_filter(*a))
+    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=2)
+    big = {(i, f"s{i % 4}"): 1 + i % 3 for i in range(400)}
+    small = {(i, "new"): 1 for i in range(0, 400, 7)}
+    trace.add(_arrow(ctx, big))
+    trace.add(_arrow(ctx, small))
+    assert len(trace.levels) == 2
+    keys = [(k,) for k in range(0, 400, 3)] + [(None,)]  # most of the big level's 20 partitions
+    want = {r: w for r, w in [*big.items(), *small.items()] if (r[0],) in keys}
+    assert contents(ctx, trace.lookup(["k"], keys)) == ZSet(list(want.items()))
+    assert filtered == [1] and shipped == [1]
+
+
 def _random_change(rnd, want, n, keys, strings):
     """n rows of inserts and deletions (of present rows), consolidated, as a dict."""
     rows: dict = {}

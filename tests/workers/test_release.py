@@ -29,8 +29,12 @@ def test_release_unpersists_every_cached_trace_level(spark):
     traces = [t for e in rt.executors.values() for t in vars(e).values() if isinstance(t, Trace)]
     levels = [df for t in traces for df, _ in t.levels]
     assert levels and all(level_is_held(df) for df in levels)
+    # the levels' Arrow batches are kept too (for lookups), and released with them
+    kept = [t._partitions[id(df)][1] for t in traces for df, _ in t.levels if id(df) in t._partitions]
+    assert kept and all(b.getStorageLevel().useMemory() for b in kept)
     engines._runtimes[424242] = rt
     assert engines.release(424242) is True
     assert not any(level_is_held(df) for df in levels)
+    assert not any(b.getStorageLevel().useMemory() for b in kept)
     assert all(t.levels == [] for t in traces) and 424242 not in engines.held_runs()
     assert engines.release(424242) is False
