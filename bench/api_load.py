@@ -29,6 +29,7 @@ were told were accepted.
 
     .venv/bin/python -m bench.api_load --ingest --rows 1 --clients 32 --seconds 20
     .venv/bin/python -m bench.api_load --ingest --rows 10000 --clients 4 --seconds 20
+    .venv/bin/python -m bench.api_load --ingest --rows 1 --clients 32 --seconds 20 --idempotency-keys
 """
 from __future__ import annotations
 
@@ -153,7 +154,7 @@ def ingest_body(client: int, n: int, rows: int, rng) -> tuple[bytes, list[dict]]
 
 
 async def ingest_client(base: str, token: str, run_id: int, client: int, rows: int, deadline: float, budget: list,
-                        results: dict) -> None:
+                        results: dict, keys: bool = False) -> None:
     import httpx
 
     import numpy as np
@@ -169,7 +170,9 @@ async def ingest_client(base: str, token: str, run_id: int, client: int, rows: i
             n += 1
             t0 = time.perf_counter()
             while True:
-                r = await http.post(f"/api/runs/{run_id}/inputs/orders/push/", content=body)
+                # with --idempotency-keys each push has its own key, kept on a retry after a 429
+                key = {"Idempotency-Key": f"client-{client}-push-{n}"} if keys else None
+                r = await http.post(f"/api/runs/{run_id}/inputs/orders/push/", content=body, headers=key)
                 if r.status_code != 429:
                     break
                 results["refused_429"] = results.get("refused_429", 0) + 1
@@ -297,7 +300,7 @@ def ingest(args) -> None:
 
             async def drive_level():
                 await asyncio.gather(*(ingest_client(base, fixtures["token"], run_id, c, rows, start + args.seconds, budget,
-                                                     results) for c in range(1, clients + 1)))
+                                                     results, args.idempotency_keys) for c in range(1, clients + 1)))
 
             asyncio.run(drive_level())
             results["clients_cpu"] = time.process_time() - clients_cpu0
@@ -361,6 +364,7 @@ def main() -> None:
     parser.add_argument("--ingest", action="store_true", help="pushes only, applied by a real worker, cross-checked")
     parser.add_argument("--rows", type=int, nargs="+", default=[1, 10_000], help="--ingest: rows per push (levels)")
     parser.add_argument("--max-pushes", type=int, default=100_000, help="--ingest: at most this many pushes per level")
+    parser.add_argument("--idempotency-keys", action="store_true", help="--ingest: every push with its own Idempotency-Key")
     args = parser.parse_args()
     if args.ingest:
         return ingest(args)

@@ -21,7 +21,9 @@ cost does not grow with the number of ticks, and Spark lineage never grows.
   Adjacent levels merge (consolidate + checkpoint) while the newer is at least
   1/`ratio` of the older. A lookup by the key computes which partitions hold its keys
   (Spark's Murmur3 on the driver, see probe.spark_partitions) and runs one job over
-  just those partitions of every level.
+  just those partitions of every level, shipping them from the level's Arrow batches
+  (converted once when the level is made, and kept like it); a lookup that touches
+  most of a big level filters that level in Spark instead.
 
 The driver part's budget is in bytes and shared by every trace of a runtime (see
 StateBudget): the process's memory is what runs out, whatever the number of traces.

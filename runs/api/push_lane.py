@@ -11,10 +11,13 @@ middleware; a small push spends most of its time there.
 
 The lane only ever says yes. Anything else goes to Django's view with the body as
 received, which answers exactly as it always did: a request the lane does not take
-(another method or path, session cookies, a share token, an Idempotency-Key, a query
-string, CSV, a body over the limit, another host), and a push the lane cannot log
-(a bad token, a run the user may not operate, an unknown input, a record the column
-check does not take plainly, a full run, a delete of an absent row, a database error).
+(another method or path, session cookies, a share token, a query string, CSV, a body
+over the limit, another host, an Idempotency-Key Django would refuse), and a push the
+lane cannot log (a bad token, a run the user may not operate, an unknown input, a
+record the column check does not take plainly, a full run, a delete of an absent row,
+an Idempotency-Key already used in the run or earlier in the batch, a database error).
+A push with a new Idempotency-Key is logged with it as Django's view logs it; a repeat
+of one (Django answers 200 with the first push, or 409) is always Django's.
 Nothing is written for those: they change nothing, so Django starts afresh.
 
 `DBSPWEB_PUSH_LANE=0` turns the lane off (every push through Django).
@@ -49,6 +52,7 @@ class LanePush:
     input_name: str
     token: str
     records: object
+    idempotency_key: str | None = None
 
 
 @dataclass
@@ -61,8 +65,9 @@ def enabled() -> bool:
     return getattr(settings, "PUSH_LANE", True)
 
 
-def _takes(scope: dict) -> tuple[int, str, str] | None:
-    """(run id, input, API token) when the lane may take this request, else None."""
+def _takes(scope: dict) -> tuple[int, str, str, str | None] | None:
+    """(run id, input, API token, Idempotency-Key) when the lane may take this request,
+    else None."""
     if scope["type"] != "http" or scope["method"] != "POST" or scope.get("query_string"):
         return None
     match = PUSH_PATH.match(scope["path"])
@@ -75,8 +80,13 @@ def _takes(scope: dict) -> tuple[int, str, str] | None:
         if name in headers:  # a header sent twice: Django decides
             return None
         headers[name] = value
-    if b"idempotency-key" in headers or b"x-share-token" in headers or b"cookie" in headers:
+    if b"x-share-token" in headers or b"cookie" in headers:
         return None
+    key = headers.get(b"idempotency-key")
+    if key is not None:
+        key = key.decode("latin-1")  # as Django reads a header
+        if not key or len(key) > _key_max() or "\x00" in key:  # empty: none; the rest: Django's 400
+            return None
     if b"transfer-encoding" in headers or b"content-length" not in headers:
         return None
     content_type = headers.get(b"content-type", b"").split(b";")
@@ -92,7 +102,13 @@ def _takes(scope: dict) -> tuple[int, str, str] | None:
         return None
     if not 0 < length <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
         return None
-    return int(match.group(1)), match.group(2), token.group(1).decode("latin-1")
+    return int(match.group(1)), match.group(2), token.group(1).decode("latin-1"), key
+
+
+def _key_max() -> int:
+    from ..input_log import IDEMPOTENCY_KEY_MAX  # (the models load after this module)
+
+    return IDEMPOTENCY_KEY_MAX
 
 
 def _host_allowed(host: bytes) -> bool:
@@ -148,7 +164,7 @@ class PushLane:
         await send({"type": "http.response.start", "status": 202, "headers": _response_headers(payload)})
         await send({"type": "http.response.body", "body": payload})
 
-    async def _log(self, taken: tuple[int, str, str], body: bytes) -> Accepted | None:
+    async def _log(self, taken: tuple[int, str, str, str | None], body: bytes) -> Accepted | None:
         try:
             records = orjson.loads(body)
         except orjson.JSONDecodeError:
@@ -157,8 +173,8 @@ class PushLane:
             records = [records]
         if not isinstance(records, list) or not records:
             return None
-        run_id, input_name, token = taken
-        return await asyncio.wrap_future(_writer.submit(LanePush(run_id, input_name, token, records)))
+        run_id, input_name, token, key = taken
+        return await asyncio.wrap_future(_writer.submit(LanePush(run_id, input_name, token, records, key)))
 
 
 def _replay(body: bytes, receive):
@@ -247,12 +263,17 @@ def log_batch(pushes: list[LanePush]) -> list[Accepted | None]:
     from circuits.services import ServiceError
 
     from .. import input_log
-    from ..models import Run, RunStatus
+    from ..models import Push, Run, RunStatus
 
     if connection.connection is not None and not connection.is_usable():
         connection.close()
     users = {t.key: t.user for t in Token.objects.select_related("user").filter(key__in={p.token for p in pushes})}
     runs = {r.pk: r for r in Run.objects.select_related("circuit", "version").filter(pk__in={p.run_id for p in pushes})}
+    # Idempotency-Keys already used in these runs (a repeat is Django's: 200 or 409), and
+    # in this batch (the second of two goes to Django after the first is committed)
+    keyed = [p for p in pushes if p.idempotency_key]
+    used = set(Push.objects.filter(run_id__in={p.run_id for p in keyed}, idempotency_key__in={p.idempotency_key for p in keyed})
+               .values_list("run_id", "idempotency_key")) if keyed else set()
     allowed: dict[tuple[int, int], bool] = {}
     results: list[Accepted | None] = [None] * len(pushes)
     by_run: dict[int, list[tuple[int, input_log.Validated]]] = {}
@@ -260,6 +281,10 @@ def log_batch(pushes: list[LanePush]) -> list[Accepted | None]:
         user, run = users.get(push.token), runs.get(push.run_id)
         if user is None or not user.is_active or run is None or run.status in (RunStatus.STOPPED, RunStatus.FAILED):
             continue
+        if push.idempotency_key:
+            if (run.pk, push.idempotency_key) in used:
+                continue
+            used.add((run.pk, push.idempotency_key))
         if (user.pk, run.pk) not in allowed:
             circuit = run.circuit
             # as the view: may operate (owner, or granted) and may see the circuit (owners always do)
@@ -271,7 +296,7 @@ def log_batch(pushes: list[LanePush]) -> list[Accepted | None]:
             pending = input_log.validate(run, push.input_name, push.records)
         except ServiceError:
             continue
-        pending.user_id = user.pk
+        pending.user_id, pending.idempotency_key = user.pk, push.idempotency_key
         by_run.setdefault(run.pk, []).append((i, pending))
     for run_id, entries in by_run.items():
         try:  # one run's transaction: committed whole or not at all

@@ -198,3 +198,45 @@ def test_a_delete_in_a_batch_sees_the_rows_inserted_before_it_in_the_batch(run):
               push_lane.LanePush(run.pk, "orders", run.token, [{"delete": ADA}]),
               push_lane.LanePush(run.pk, "orders", run.token, [{"delete": ADA}])]
     assert [r and r.sequence for r in push_lane.log_batch(pushes)] == [1, 2, None]
+
+
+def test_a_push_with_a_new_idempotency_key_goes_through_the_lane_and_a_repeat_to_django(app, run, django_requests):
+    """A new key: the lane logs the push with it (202, the same headers as Django's). The
+    same key again: Django answers, 200 with the first push's token for the same data,
+    409 for other data, and stores nothing."""
+    first = post(app, push_path(run), [{"insert": ADA}], run.token, headers={"Idempotency-Key": "order-1"})
+    assert first.status_code == 202 and first.json() == {"token": f"{run.pk}:1", "sequence": 1, "duplicate": False}
+    assert django_requests == []
+    assert Push.objects.get(run=run, sequence=1).idempotency_key == "order-1"
+    again = post(app, push_path(run), [{"insert": ADA}], run.token, headers={"Idempotency-Key": "order-1"})
+    assert again.status_code == 200 and again.json() == {"token": f"{run.pk}:1", "sequence": 1, "duplicate": True}
+    other = post(app, push_path(run), [{"insert": BOB}], run.token, headers={"Idempotency-Key": "order-1"})
+    assert other.status_code == 409 and "different push" in other.json()["detail"]
+    assert django_requests == [push_path(run)] * 2
+    with override_settings(PUSH_LANE=False):
+        slow = post(app, push_path(run), [{"insert": BOB}], run.token, headers={"Idempotency-Key": "order-2"})
+    assert slow.status_code == 202 and slow.json()["sequence"] == 2
+    assert sorted(first.headers.keys()) == sorted(slow.headers.keys())
+    assert all(first.headers[n] == slow.headers[n] for n in first.headers if n != "content-length")
+    assert [(p.sequence, p.idempotency_key) for p in Push.objects.filter(run=run).order_by("sequence")] == [
+        (1, "order-1"), (2, "order-2")]
+
+
+@pytest.mark.parametrize("key", ["k" * 201, "a\x00b"])
+def test_an_idempotency_key_django_refuses_is_answered_by_django(app, run, django_requests, key):
+    with_lane = post(app, push_path(run), [{"insert": ADA}], run.token, headers={"Idempotency-Key": key})
+    with override_settings(PUSH_LANE=False):
+        without = post(app, push_path(run), [{"insert": ADA}], run.token, headers={"Idempotency-Key": key})
+    assert with_lane.status_code == without.status_code == 400 and with_lane.content == without.content
+    assert len(django_requests) == 2 and Push.objects.filter(run=run).count() == 0
+
+
+def test_one_idempotency_key_twice_in_a_batch_is_logged_once(run):
+    """Two pushes with one key in one group commit: the first is logged with it, the
+    second is left to Django (which then finds the first); other keys go in."""
+    pushes = [push_lane.LanePush(run.pk, "orders", run.token, [{"insert": ADA}], "k1"),
+              push_lane.LanePush(run.pk, "orders", run.token, [{"insert": ADA}], "k1"),
+              push_lane.LanePush(run.pk, "orders", run.token, [{"insert": BOB}], "k2")]
+    assert [r and r.sequence for r in push_lane.log_batch(pushes)] == [1, None, 2]
+    assert [r and r.sequence for r in push_lane.log_batch(pushes[:1])] == [None]  # used in the run now
+    assert [(p.sequence, p.idempotency_key) for p in Push.objects.filter(run=run).order_by("sequence")] == [(1, "k1"), (2, "k2")]
