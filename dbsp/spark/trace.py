@@ -56,6 +56,8 @@ PREDICATE_MAX_KEYS = 256
 DRIVER_RATIO = 2
 #: rows per partition of a Spark level (a pruned lookup scans whole partitions)
 LEVEL_PARTITION_ROWS = 10_000
+#: rows per partition a shuffle into a level reads from (spills and merges; see _map_partitions)
+MAP_PARTITION_ROWS = 1_000_000
 #: a lookup ships every partition it touches of a level of at most this many partitions
 #: (a bigger level is filtered by a Spark job when the lookup touches most of it)
 SHIP_WHOLE_LEVEL = 32
@@ -438,16 +440,27 @@ class Trace:
         table = consolidate_arrow(concat([p.table for p in self._parts]))
         self._set_parts([])
         if table.num_rows:
-            self.levels.append((self._level(self.ctx.local_df(table, self.schema), table.num_rows), table.num_rows))
+            df = self.ctx.local_df(table, self.schema, partitions=self._map_partitions(table.num_rows))
+            self.levels.append((self._level(df, table.num_rows), table.num_rows))
         while len(self.levels) >= 2 and self.levels[-1][1] * self.ratio >= self.levels[-2][1]:
             (older, n1), (newer, n2) = self.levels[-2], self.levels[-1]
-            union = older.unionByName(newer)
+            # few map partitions: a shuffle reads one block per (map, reduce) partition pair
+            union = older.coalesce(self._map_partitions(n1)).unionByName(newer.coalesce(self._map_partitions(n2)))
             if self.key:  # partition first: the consolidation's grouping keeps it (no second shuffle)
                 union = union.repartition(max(1, math.ceil((n1 + n2) / LEVEL_PARTITION_ROWS)), *self.key)
             merged = self._level(consolidate(union), n1 + n2)
             self._forget(older)
             self._forget(newer)
             self.levels[-2:] = [(merged, n1 + n2)]
+
+    def _map_partitions(self, rows: int) -> int:
+        """How many partitions a shuffle into a level reads from: one per
+        MAP_PARTITION_ROWS rows, and at least one per core Spark runs tasks on. (A map
+        partition per level partition, as the levels hold them, costs a block read per
+        pair of partitions: quadratic, 10^6 reads for a 10^7-row merge.)"""
+        sc = getattr(self.ctx.spark, "sparkContext", None) if hasattr(self.ctx.spark, "_jsparkSession") else None
+        cores = sc.defaultParallelism if sc is not None else 1
+        return max(cores, math.ceil(rows / MAP_PARTITION_ROWS))
 
     def _forget(self, level) -> None:
         """Retire a level: its blocks are released at this trace's next add (a tick may

@@ -314,6 +314,48 @@ def test_a_lookup_touching_most_of_a_big_level_filters_it_and_ships_the_small_on
     assert filtered == [1] and shipped == [1]
 
 
+def test_shuffles_into_a_level_read_few_map_partitions(ctx, monkeypatch):
+    """A spill's table goes to Spark in MAP_PARTITION_ROWS-row partitions (not 10k-row
+    ones), and a merge coalesces each level before the shuffle: a shuffle reads a block
+    per (map, reduce) partition pair, so map partitions as many as the level's made a
+    6*10^7-row spill read 3.6*10^7 blocks. The rows stay exact."""
+    from dbsp.spark import trace as trace_module
+
+    monkeypatch.setattr(trace_module, "LEVEL_PARTITION_ROWS", 10)
+    monkeypatch.setattr(trace_module, "MAP_PARTITION_ROWS", 100)
+    shuffled = []
+    real_level = trace_module.Trace._level
+    monkeypatch.setattr(trace_module.Trace, "_level",
+                        lambda self, df, rows=None: shuffled.append(df._jdf.queryExecution().executedPlan().toString())
+                        or real_level(self, df, rows))
+    made = []
+    real_local = ctx.local_df
+    monkeypatch.setattr(ctx, "local_df", lambda t, sch, partitions=None: made.append(real_local(t, sch, partitions)) or made[-1])
+    # createDataFrame as for big tables (no local relation), 10 rows a partition by default
+    conf = {"spark.sql.execution.arrow.localRelationThreshold": "0", "spark.sql.execution.arrow.maxRecordsPerBatch": "10"}
+    before = {k: ctx.spark.conf.get(k) for k in conf}
+    for k, v in conf.items():
+        ctx.spark.conf.set(k, v)
+    try:
+        trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
+        big = {(i, f"s{i % 4}"): 1 for i in range(1000)}
+        chunked = _arrow(ctx, big)  # in 7-row chunks, as a consolidated table can come
+        trace.add(pa.Table.from_batches([b for i in range(0, 1000, 7) for b in chunked.slice(i, 7).to_batches()]))
+        assert made[-1]._jdf.rdd().getNumPartitions() == 10  # 1000 rows in 100-row partitions (not 10-row ones)
+        # a table in many small chunks (a big consolidated one comes in Acero's 32k-row batches)
+        many = pa.Table.from_batches([b for i in range(0, 1000, 7) for b in chunked.slice(i, 7).to_batches()])
+        assert real_local(many, SCHEMA, partitions=10)._jdf.rdd().getNumPartitions() == 10
+    finally:
+        for k, v in before.items():
+            ctx.spark.conf.set(k, v)
+    trace.add(_arrow(ctx, {(i, "new"): 1 for i in range(400)}))  # 400 * 4 >= 1000: the levels merge
+    assert len(trace.levels) == 1 and "Coalesce 10" in shuffled[-1] and "Coalesce 4" in shuffled[-1], shuffled[-1]
+    want = {**big, **{(i, "new"): 1 for i in range(400)}}
+    assert contents(ctx, trace.snapshot_table()) == ZSet(list(want.items()))
+    keys = [(3,), (999,), (1234,)]
+    assert contents(ctx, trace.lookup(["k"], keys)) == ZSet([(r, w) for r, w in want.items() if (r[0],) in keys])
+
+
 def _random_change(rnd, want, n, keys, strings):
     """n rows of inserts and deletions (of present rows), consolidated, as a dict."""
     rows: dict = {}
