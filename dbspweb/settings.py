@@ -196,6 +196,10 @@ SPARK_DRIVER_HOST = os.environ.get("SPARK_DRIVER_HOST", "")
 SPARK_DRIVER_MEMORY = os.environ.get("SPARK_DRIVER_MEMORY", "2g")
 SPARK_EXECUTOR_MEMORY = os.environ.get("SPARK_EXECUTOR_MEMORY", "")
 SPARK_EXECUTOR_CORES = os.environ.get("SPARK_EXECUTOR_CORES", "")
+# Ticks of lookups into Spark-held state a worker runs when it starts, in the background
+# (dbsp/spark/warmup.py), so the JVM has compiled that path before a run's first tick;
+# 0: none.
+SPARK_WARM_UP_TICKS = env_int("DBSPWEB_SPARK_WARM_UP_TICKS", 40)
 
 # --- Runs and pushes --------------------------------------------------------------------
 PUSH_MAX_ROWS = env_int("DBSPWEB_PUSH_MAX_ROWS", 100_000)

@@ -40,6 +40,20 @@ def spark_session():
     )
 
 
+def warm_up(ticks: int) -> dict | None:
+    """Run dbsp.spark.warmup on this process's session (a worker does, in the
+    background, when it starts). A failure is logged, never raised: it costs speed only."""
+    from dbsp.spark.warmup import warm_up as run
+
+    try:
+        done = run(spark_session(), ticks)
+    except Exception:  # noqa: BLE001 - the worker runs ticks all the same, only its first ones slower
+        log.exception("event=spark_warm_up_failed")
+        return None
+    log.info("event=spark_warm_up ticks=%s jobs=%s seconds=%s", done["ticks"], done["jobs"], done["seconds"])
+    return done
+
+
 def changes_of(pushes, plan, arrow: bool = False) -> dict[str, ZSet]:
     """The pushes of one tick -> one change per input, taken in push order, so that a
     keyed input (primary key: upsert) sees the last record of a key. Each push's change
