@@ -28,7 +28,9 @@ cost does not grow with the number of ticks, and Spark lineage never grows.
   (Spark's Murmur3 on the driver, see probe.spark_partitions) and runs one job over
   just those partitions of every level, shipping them from the level's Arrow batches
   (converted once when the level is made, and kept like it); a lookup that touches
-  most of a big level filters that level in Spark instead.
+  most of a big level filters that level in Spark instead, and a lookup of more than
+  `PREDICATE_MAX_KEYS` keys (a bulk change) scans the levels' kept batches on the
+  executors (scan.py: no shuffle of the levels).
 
 The driver part's budget is in bytes and shared by every trace of a runtime (see
 StateBudget): the process's memory is what runs out, whatever the number of traces.
@@ -51,6 +53,7 @@ import pyarrow.compute as pc
 from ..types import Schema
 from . import probe
 from .probe import SortedIndex, spark_partitions
+from .scan import scan_levels
 from .zsets import (WEIGHT, concat, consolidate, consolidate_arrow, fill_value, join_codes, null_safe_semi_arrow, union_all,
                     with_join_codes)
 
@@ -551,8 +554,15 @@ class Trace:
         if filtered:
             if selected:
                 self.ctx.jobs += 1  # (a second job: the caller counted one)
-            fetched = _spark_filter(self.ctx, union_all(filtered), self.schema, columns, keys).toArrow()
-            found.append(fetched.select(self.schema.names + [WEIGHT]).cast(target))
+            kept = [self._partitions.get(id(df), (None, None))[1] for df in filtered]
+            if keys.num_rows > PREDICATE_MAX_KEYS and all(b is not None for b in kept):
+                # many keys: the levels' kept batches scanned on the executors (no shuffle of the levels)
+                rows = {id(df): n for df, n in self.levels}
+                found.append(scan_levels(self.ctx.spark, [(b, rows[id(df)]) for b, df in zip(kept, filtered)],
+                                         keys, columns, target))
+            else:
+                fetched = _spark_filter(self.ctx, union_all(filtered), self.schema, columns, keys).toArrow()
+                found.append(fetched.select(self.schema.names + [WEIGHT]).cast(target))
         if selected or not filtered:
             # whole partitions (LEVEL_PARTITION_ROWS rows each) come back; the keys' rows
             # are picked here, which costs less than planning a filter query per lookup

@@ -515,3 +515,36 @@ def test_a_keyed_traces_big_parts_stay_sorted_and_no_lookup_sorts(ctx, monkeypat
     assert merged > 10 and sorts["add"] > 10
     assert sorts["lookup"] == 0
     assert contents(ctx, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+
+
+@pytest.mark.parametrize("columns", [["k", "s"], ["s"]])
+def test_a_bulk_lookup_scans_the_levels_kept_batches_on_the_executors(ctx, monkeypatch, columns):
+    """A lookup of more than PREDICATE_MAX_KEYS keys (a bulk change) in a keyed trace's
+    Spark levels runs as Python tasks over the levels' kept Arrow batches (scan.py), not
+    as a shuffled semi-join: it finds exactly the rows a plain dict integral holds for
+    those keys, NULL matching NULL, in every level, by the trace's key or other columns."""
+    import random
+
+    from dbsp.spark import trace as trace_module
+
+    scans, filters = [], []
+    scan, spark_filter = trace_module.scan_levels, trace_module._spark_filter
+    monkeypatch.setattr(trace_module, "scan_levels", lambda *a: scans.append(len(a[1])) or scan(*a))
+    monkeypatch.setattr(trace_module, "_spark_filter", lambda *a: filters.append(1) or spark_filter(*a))
+    rnd = random.Random(31)
+    trace = Trace(ctx, SCHEMA, key=["k", "s"], recent_max=50, ratio=4)
+    want: dict = {}
+    for _ in range(6):
+        change = _random_change(rnd, want, 120, [None, *range(400)], [None, "a", "b", "", "ab"])
+        trace.add(_arrow(ctx, change))
+        for r, w in change.items():
+            want[r] = want.get(r, 0) + w
+    assert len(trace.levels) >= 2
+    present = [r for r, w in want.items() if w]
+    probes = {tuple(r[trace.schema.names.index(c)] for c in columns) for r in present}
+    probes |= {(None, None), (None, "a"), (7777, "a"), (5, None)} if columns == ["k", "s"] else {("zz",)}
+    if len(probes) <= trace_module.PREDICATE_MAX_KEYS:
+        monkeypatch.setattr(trace_module, "PREDICATE_MAX_KEYS", len(probes) - 1)
+    got = contents(ctx, trace.lookup(columns, sorted(probes, key=repr)))
+    assert got == ZSet([(r, w) for r, w in want.items() if w and tuple(r[trace.schema.names.index(c)] for c in columns) in probes])
+    assert scans == [len(trace.levels)] and not filters
