@@ -9,7 +9,8 @@ once, when it starts (with the JVM start, before it counts as live), so a run's 
 ticks are as fast as its later ones.
 
 What it runs is the engine's own path, not a stand-in: a small circuit (a join, then
-distinct) whose loaded state goes to Spark levels (it is over `recent_max`), then
+distinct) loaded in two steps whose state goes to Spark levels (it is over
+`recent_max`; the second step looks its many keys up in the first's levels), then
 stepped tick by tick with a few rows on both join sides, which stay on the driver: so
 each tick looks up every trace's levels partition by partition, one Spark job per
 trace (`trace.run_on_partitions`), as a tick over state held in Spark does.
@@ -22,8 +23,12 @@ import pyarrow as pa
 
 #: ticks of lookups into Spark levels (the first 20 of a cold process are the slow ones)
 TICKS = 40
-#: rows loaded into each join side before the ticks
-LOAD_ROWS = 2_000
+#: rows loaded into each join side before the ticks, in two steps. Big enough to warm the
+#: load's own paths (spills, level merges, bulk lookups: scan.py), which a first real load
+#: would otherwise warm, slowing the ticks after it: measured (bench/README.md, (d)),
+#: after a 2,000-row warm-up the first 20 ticks after a 10^6-row load took ~41 ms against
+#: ~29 ms later; after a 200,000-row one, 23-26 ms from the first tick.
+LOAD_ROWS = 200_000
 
 
 def _schema(*cols: str) -> list[dict]:
@@ -52,20 +57,23 @@ def _rows(start: int, n: int, keys: int, second: str) -> pa.Table:
                      "__w": pa.array([1] * n, pa.int64())})
 
 
-def warm_up(spark, ticks: int = TICKS) -> dict:
-    """Run the small circuit on `spark`: a load, then `ticks` ticks of a few rows on each
-    side. Returns what ran ({"ticks", "jobs", "seconds"}); nothing is kept (the runtime's
-    levels are released)."""
+def warm_up(spark, ticks: int = TICKS, load_rows: int | None = None) -> dict:
+    """Run the small circuit on `spark`: a load of `load_rows` (LOAD_ROWS) rows a side,
+    then `ticks` ticks of a few rows on each side. Returns what ran ({"ticks", "jobs",
+    "seconds"}); nothing is kept (the runtime's levels are released)."""
+    load = load_rows or LOAD_ROWS
     from ..plan import compile_plan
     from .backend import SparkRuntime
 
     t0 = time.perf_counter()
-    rt = SparkRuntime(compile_plan(circuit()), spark, recent_max=LOAD_ROWS // 2)
+    rt = SparkRuntime(compile_plan(circuit()), spark, recent_max=load // 4)
     try:
-        keys = LOAD_ROWS // 4
-        rt.step({"a": _rows(0, LOAD_ROWS, keys, "v"), "b": _rows(0, LOAD_ROWS, keys, "w")})
+        keys = load // 4
+        half = load // 2  # two load steps: the second looks its many keys up in the first's levels (scan.py)
+        rt.step({"a": _rows(0, half, keys, "v"), "b": _rows(0, half, keys, "w")})
+        rt.step({"a": _rows(half, half, keys, "v"), "b": _rows(half, half, keys, "w")})
         for t in range(ticks):
-            start = LOAD_ROWS + 3 * t
+            start = load + 3 * t
             rt.step({"a": _rows(start, 3, keys, "v"), "b": _rows(start, 3, keys, "w")})
         jobs = rt.jobs
     finally:

@@ -33,8 +33,12 @@ def test_the_warm_up_looks_up_spark_levels_every_tick_and_releases_them(spark, m
 
     from dbsp.spark.warmup import warm_up
 
-    done = warm_up(spark, ticks=6)
+    scans = []
+    scan = trace.scan_levels
+    monkeypatch.setattr(trace, "scan_levels", lambda *a: scans.append(1) or scan(*a))
+    done = warm_up(spark, ticks=6, load_rows=4_000)
     assert done["ticks"] == 6 and done["jobs"] >= 6
+    assert scans  # the second load step looked its many keys up in the first's levels (scan.py)
     # every tick looked up levels partition by partition: both join sides' traces, then distinct's
     assert len(shipped) >= 3 * 6 and sum(shipped) > 0
     assert len(levels) >= 3  # the load went to Spark: one level per trace at least

@@ -2,10 +2,13 @@ import pytest
 
 from tests.live.stack import Stack
 
-#: Short leases and sweeps so takeovers happen in seconds; a small backpressure limit.
+#: Short leases and sweeps so takeovers happen in seconds; a small backpressure limit; no
+#: Spark warm-up (its ~20 s of background load on 2 cores would compete with 4 s leases;
+#: tests/live/test_worker_warm_up.py checks it on the session's worker).
 CLUSTER_ENV = {
     "DBSPWEB_LEASE_TTL": "4", "DBSPWEB_HEARTBEAT_EVERY": "0.5", "DBSPWEB_SWEEP_EVERY": "1",
     "DBSPWEB_SWEEP_STALE": "3", "DBSPWEB_SNAPSHOT_EVERY": "5", "DBSPWEB_MAX_PENDING_PUSHES": "25",
+    "DBSPWEB_SPARK_WARM_UP_TICKS": "0",
 }
 
 

@@ -34,6 +34,7 @@ GUARD_ENV = {
     "DBSPWEB_LEASE_TTL": "4", "DBSPWEB_HEARTBEAT_EVERY": "0.5", "DBSPWEB_SWEEP_EVERY": "1", "DBSPWEB_SWEEP_STALE": "3",
     "DBSPWEB_TICK_BUDGET": str(BUDGET_S), "DBSPWEB_TICK_GRACE": "3",
     "DBSPWEB_TEST_SLOW_NODE": "slow=300,stuck=300:stuck",
+    "DBSPWEB_SPARK_WARM_UP_TICKS": "0",  # (no background load against 4 s leases: see tests/live/conftest.py)
 }
 
 
