@@ -51,6 +51,8 @@ def scan_levels(spark, levels, keys: pa.Table, columns: list[str], target: pa.Sc
     broadcast = sc.broadcast(key_codes)
 
     def semi(blobs):  # on an executor: a task's batches -> the rows found, as Arrow IPC
+        # (self-contained: with_join_codes' and _ipc's few lines are repeated here, because a
+        # module function it called would be pickled by reference, needing dbsp on executors)
         import pyarrow as pa
         import pyarrow.compute as pc
 
