@@ -232,10 +232,11 @@ def run(spark, kind, size, ticks, batch, options, seed=18):
     floor_before = floor_ms(spark)
     rt = SparkRuntime(plan, spark, **options)
     view_rows: dict = {}
-    loaded, load_s = 0, 0.0
+    loaded, load_s, load_max = 0, 0.0, 0.0
     for change in work.load_changes(batch):
         t0 = time.perf_counter()
         result = rt.step(change)
+        load_max = max(load_max, time.perf_counter() - t0)
         load_s += time.perf_counter() - t0
         loaded += sum(t.num_rows for t in change.values())
         work.record(change)
@@ -264,6 +265,7 @@ def run(spark, kind, size, ticks, batch, options, seed=18):
         "first20_each_ms": [round(t * 1000, 1) for t in samples[:20]],  # (where a warm-up shows, if any)
         "jobs_per_tick": statistics.median(jobs), "floor_ms": round((floor_before + floor_after) / 2, 1),
         "load_rows_per_s": round(loaded / load_s), "load_s": round(load_s, 2),
+        "load_tick_max_s": round(load_max, 2),  # (a spill, or a level merge when it runs in the tick)
         "peak_rss_mb": round(peak_rss() / 2**20), "jvm_heap_after_gc_mb": round(jvm_heap_after_gc(spark) / 2**20),
         "state_arrow_mb": round(work.state_arrow_bytes() / 2**20, 1),
         **state_where(rt), "checked": True,

@@ -91,8 +91,8 @@ def _sorted(table, schema: Schema):
     (strings compare as UTF-8 bytes, that is by code point, as Python compares them)."""
     if table.num_rows < 2:
         return table
-    keys = [(name, "ascending") for name in schema.names] + [(_WEIGHT, "ascending")]
-    return table.take(pc.sort_indices(table, sort_keys=keys, null_placement="at_end"))
+    keys = [(name, "ascending", "at_end") for name in schema.names] + [(_WEIGHT, "ascending", "at_end")]
+    return table.take(pc.sort_indices(table, sort_keys=keys))
 
 
 def _table_json(table, schema: Schema) -> list[dict]:

@@ -43,10 +43,15 @@ def spark_session():
 def warm_up(ticks: int) -> dict | None:
     """Run dbsp.spark.warmup on this process's session (a worker does, in the
     background, when it starts). A failure is logged, never raised: it costs speed only."""
+    from dbsp.spark.trace import MERGE_POOL
     from dbsp.spark.warmup import warm_up as run
 
     try:
-        done = run(spark_session(), ticks)
+        spark = spark_session()
+        # (this thread's jobs in the background pool: a run's ticks take free cores first)
+        if hasattr(spark, "_jsc"):  # (Spark Connect has no scheduler pools to pick)
+            spark.sparkContext.setLocalProperty("spark.scheduler.pool", MERGE_POOL)
+        done = run(spark, ticks)
     except Exception:  # noqa: BLE001 - the worker runs ticks all the same, only its first ones slower
         log.exception("event=spark_warm_up_failed")
         return None

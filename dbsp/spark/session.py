@@ -59,6 +59,9 @@ def get_session(config: SparkConfig | None = None):
                 .config("spark.ui.enabled", "false")
                 .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.driver.memory", config.driver_memory)
+                # a tick's tasks ahead of background work's (level merges, the warm-up: their
+                # own pool, trace.MERGE_POOL) at each free core; one thread's jobs stay FIFO
+                .config("spark.scheduler.mode", "FAIR")
             )
             if config.driver_host:
                 builder = builder.config("spark.driver.host", config.driver_host)

@@ -24,7 +24,9 @@ cost does not grow with the number of ticks, and Spark lineage never grows.
   `LEVEL_PARTITION_ROWS` rows per partition) and locally checkpointed with
   StorageLevel MEMORY_AND_DISK (kept once, as rows, spilling to disk; no lineage).
   Adjacent levels merge (consolidate + checkpoint) while the newer is at least
-  1/`ratio` of the older. A lookup by the key computes which partitions hold its keys
+  1/`ratio` of the older, in a background thread (`LevelMerge`, one at a time, in a
+  low Spark scheduler pool): a merge costs O(state), and the tick that spilled, and
+  those after it, read both levels until the merged one takes their place. A lookup by the key computes which partitions hold its keys
   (Spark's Murmur3 on the driver, see probe.spark_partitions) and runs one job over
   just those partitions of every level, shipping them from the level's Arrow batches
   (converted once when the level is made, and kept like it); a lookup that touches
@@ -42,8 +44,10 @@ is what joins and aggregates need).
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
+import threading
 import weakref
 
 import numpy as np
@@ -71,6 +75,13 @@ MAP_PARTITION_ROWS = 1_000_000
 SHIP_WHOLE_LEVEL = 32
 #: the share of the driver's memory (spark.driver.memory) the driver parts may hold by default
 DRIVER_STATE_SHARE = 0.5
+#: level merges run in a background thread (a runtime's `background_merges` overrides)
+BACKGROUND_MERGES = True
+#: the Spark scheduler pool background merges run in (session.py: FAIR scheduling, so a
+#: tick's tasks take the next free core ahead of a merge's)
+MERGE_POOL = "dbsp-background"
+
+log = logging.getLogger(__name__)
 
 
 def parse_bytes(text: str) -> int:
@@ -297,7 +308,8 @@ def _index_column(table: pa.Table, columns: list[str]) -> str | None:
 
 
 class Trace:
-    def __init__(self, ctx, schema: Schema, key: list[str] | None = None, recent_max: int | None = None, ratio: int = 4):
+    def __init__(self, ctx, schema: Schema, key: list[str] | None = None, recent_max: int | None = None, ratio: int = 4,
+                 background_merges: bool | None = None):
         self.ctx, self.schema = ctx, schema
         self.key = list(key) if key else []
         #: a row count per trace (explicit), or None: the runtime's byte budget
@@ -310,6 +322,10 @@ class Trace:
         self._partitions: dict[int, tuple] = {}
         self.shared = False  # levels also belong to a copy: never release them
         self._retired: list = []  # levels merged away, released at the next add
+        #: merge adjacent levels in a background thread (LevelMerge): not on Spark Connect
+        self.background_merges = (getattr(ctx, "background_merges", BACKGROUND_MERGES) if background_merges is None
+                                  else background_merges)
+        self._merging: LevelMerge | None = None  # the merge running for this trace
         self._register()
 
     def _register(self) -> None:
@@ -353,6 +369,7 @@ class Trace:
         clone.levels = list(self.levels)
         clone._partitions = dict(self._partitions)
         clone._retired = []
+        clone._merging = None  # (a merge running now is the original's: the copy keeps both levels)
         clone._parts = []
         clone._register()
         clone._set_parts(list(self._parts))
@@ -380,6 +397,7 @@ class Trace:
         """Add a consolidated change (a table, or a part from `part_of`, indexed already)."""
         if self._retired:
             self._release_retired()
+        self._adopt_merge()
         if table is None or (table.rows if isinstance(table, _Part) else table.num_rows) == 0:
             return
         part = table if isinstance(table, _Part) else _Part(table)
@@ -413,6 +431,7 @@ class Trace:
         column; the trace's key is all of them): each driver part matched by its index
         (`_Part.match`); parts that cannot be, and the Spark levels, through `lookup`'s
         probes and one NULL-safe hash join."""
+        self._adopt_merge()
         names = self.schema.names
         rows = rows.select(names).cast(pa.schema([self.ctx.arrow_schema(self.schema).field(c) for c in names]))
         total = np.zeros(rows.num_rows, np.int64)
@@ -442,25 +461,11 @@ class Trace:
     def _level(self, df, rows: int | None = None):
         """Hash-partition by key (about LEVEL_PARTITION_ROWS rows a partition), cut
         lineage, and keep it in Spark's block store (memory, spilling to disk)."""
-        from pyspark import StorageLevel
-
-        n = None
-        if self.key:
-            n = max(1, math.ceil((rows or LEVEL_PARTITION_ROWS) / LEVEL_PARTITION_ROWS))
-            df = df.repartition(n, *self.key)
         self.ctx.jobs += 1  # (counted before the action runs: see SparkRuntime.jobs)
-        level = df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
-        if n is not None and _classic(level):  # (Spark Connect has no JVM handle: lookups filter every partition)
-            # the level's partitions as Arrow batches, converted once and kept (memory, then
-            # disk): a lookup ships stored Arrow bytes instead of converting a partition's
-            # rows each time (3x cheaper), and from the level's first tick on (no warm-up)
-            batches = level.select(*self.schema.names, WEIGHT)._jdf.toArrowBatchRdd().toJavaRDD()
-            if batches.getNumPartitions() == n:
-                jvm = self.ctx.spark.sparkContext._jvm
-                batches.persist(jvm.org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK())
-                self.ctx.jobs += 1
-                batches.count()
-                self._partitions[id(level)] = (n, batches)
+        level, kept = make_level(self.ctx.spark, df, self.schema.names, self.key, rows)
+        if kept is not None:
+            self.ctx.jobs += 1  # (its Arrow batches: a second job)
+            self._partitions[id(level)] = kept
         return level
 
     def _spill(self) -> None:
@@ -469,16 +474,51 @@ class Trace:
         if table.num_rows:
             df = self.ctx.local_df(table, self.schema, partitions=self._map_partitions(table.num_rows))
             self.levels.append((self._level(df, table.num_rows), table.num_rows))
+        self._merge_levels()
+
+    def _merge_levels(self) -> None:
+        """Merge adjacent levels while the newer holds at least 1/ratio of the older's
+        rows: in a background thread (`LevelMerge`) when the session can run one, so the
+        tick that spilled does not wait for an O(state) merge; otherwise here."""
         while len(self.levels) >= 2 and self.levels[-1][1] * self.ratio >= self.levels[-2][1]:
             (older, n1), (newer, n2) = self.levels[-2], self.levels[-1]
-            # few map partitions: a shuffle reads one block per (map, reduce) partition pair
-            union = older.coalesce(self._map_partitions(n1)).unionByName(newer.coalesce(self._map_partitions(n2)))
-            if self.key:  # partition first: the consolidation's grouping keeps it (no second shuffle)
-                union = union.repartition(max(1, math.ceil((n1 + n2) / LEVEL_PARTITION_ROWS)), *self.key)
-            merged = self._level(consolidate(union), n1 + n2)
+            if self.background_merges and _classic(older):
+                if self._merging is None:
+                    self._merging = LevelMerge(self, older, n1, newer, n2)
+                return  # (one merge at a time: the next is looked at when this one is adopted)
+            self.ctx.jobs += 1
+            merged, kept = merge_levels(self.ctx.spark, self.schema.names, self.key, older, n1, newer, n2, self._map_partitions)
+            if kept is not None:
+                self.ctx.jobs += 1
+                self._partitions[id(merged)] = kept
             self._forget(older)
             self._forget(newer)
             self.levels[-2:] = [(merged, n1 + n2)]
+
+    def _adopt_merge(self, wait: bool = False) -> None:
+        """Put a finished background merge in place of the two levels it merged (they are
+        released at the next add, like any level merged away), then look for the next."""
+        merge = self._merging
+        if merge is None or not (wait or merge.done()):
+            return
+        self._merging = None
+        try:
+            merged, kept = merge.result()
+        except Exception:  # noqa: BLE001 - the two levels still hold the rows: nothing is lost
+            log.exception("event=level_merge_failed rows=%s", merge.rows)
+            return
+        at = [i for i, (df, _) in enumerate(self.levels) if df is merge.older or df is merge.newer]
+        if len(at) != 2:  # (the levels changed under it: a restore) the merged level is not needed
+            release_level(merged, kept[1] if kept else None)
+            return
+        if kept is not None:
+            self._partitions[id(merged)] = kept
+        self._forget(merge.older)
+        self._forget(merge.newer)
+        self.levels[at[0]] = (merged, merge.rows)
+        del self.levels[at[1]]
+        if not wait:
+            self._merge_levels()
 
     def _map_partitions(self, rows: int) -> int:
         """How many partitions a shuffle into a level reads from: one per
@@ -503,15 +543,22 @@ class Trace:
             release_level(level, batches)
 
     def release(self) -> None:
-        """Drop every row and release the Spark levels (the runtime is closing)."""
+        """Drop every row and release the Spark levels (the runtime is closing). A merge
+        still running is abandoned (its level released when it ends)."""
+        merge, self._merging = self._merging, None
         self._release_retired()
         for df, _ in self.levels:
+            if merge is not None and (df is merge.older or df is merge.newer):
+                continue
             release_level(df, self._partitions.get(id(df), (None, None))[1])
+        if merge is not None:  # (its two levels, once it stops reading them)
+            merge.abandon([(df, self._partitions.get(id(df), (None, None))[1]) for df in (merge.older, merge.newer)])
         self.levels, self._partitions = [], {}
         self._set_parts([])
 
     def df(self):
         """The integral as one DataFrame (None when empty)."""
+        self._adopt_merge()
         parts = [df for df, _ in self.levels]
         if self._parts:
             parts.append(self.ctx.local_df(self.recent, self.schema))
@@ -527,6 +574,7 @@ class Trace:
             keys = pa.Table.from_arrays([pa.array([k[i] for k in keys], f.type) for i, f in enumerate(key_schema)], schema=key_schema)
         if keys.num_rows == 0:
             return None
+        self._adopt_merge()
         keys = keys.select(columns).cast(key_schema)
         found = [p.probe(keys, columns) for p in self._parts]
         if self.levels:
@@ -580,6 +628,102 @@ class Trace:
             return None
         self.ctx.jobs += 1
         return consolidate_arrow(df.toArrow().cast(self.ctx.arrow_schema(self.schema)))
+
+
+def make_level(spark, df, names: list[str], key: list[str], rows: int | None):
+    """A level from `df`: hash-partitioned by `key` (about LEVEL_PARTITION_ROWS rows a
+    partition), lineage cut, kept in Spark's block store (memory, spilling to disk);
+    with, for a keyed level, its partitions as Arrow batches, converted once and kept
+    (memory, then disk): a lookup ships stored Arrow bytes instead of converting a
+    partition's rows each time (3x cheaper), from the level's first tick on. Returns
+    (level, (partitions, batches) or None). Touches no trace: it runs in merge threads."""
+    from pyspark import StorageLevel
+
+    n = None
+    if key:
+        n = max(1, math.ceil((rows or LEVEL_PARTITION_ROWS) / LEVEL_PARTITION_ROWS))
+        df = df.repartition(n, *key)
+    level = df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+    if n is None or not _classic(level):  # (Spark Connect has no JVM handle: lookups filter every partition)
+        return level, None
+    batches = level.select(*names, WEIGHT)._jdf.toArrowBatchRdd().toJavaRDD()
+    if batches.getNumPartitions() != n:
+        return level, None
+    batches.persist(spark.sparkContext._jvm.org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK())
+    batches.count()
+    return level, (n, batches)
+
+
+def merge_levels(spark, names, key, older, n1: int, newer, n2: int, map_partitions):
+    """Two levels as one (consolidated): (level, kept) as make_level."""
+    # few map partitions: a shuffle reads one block per (map, reduce) partition pair
+    union = older.coalesce(map_partitions(n1)).unionByName(newer.coalesce(map_partitions(n2)))
+    if key:  # partition first: the consolidation's grouping keeps it (no second shuffle)
+        union = union.repartition(max(1, math.ceil((n1 + n2) / LEVEL_PARTITION_ROWS)), *key)
+    return make_level(spark, consolidate(union), names, key, n1 + n2)
+
+
+class LevelMerge:
+    """Two adjacent levels merged in a background thread, while ticks go on reading
+    both (their union is the same integral). The trace puts the merged level in their
+    place at its next add or lookup after the merge ends (`Trace._adopt_merge`); the
+    two are released at the add after that, as any level merged away.
+
+    Merges run one at a time in a process (`_ONE_AT_A_TIME`), in the Spark scheduler
+    pool MERGE_POOL: with FAIR scheduling (session.py) a tick's tasks take the next free
+    core ahead of the merge's, so a tick waits for at most one running merge task, not
+    for the merge (at 6.2·10^7 rows of distinct state, a spill and merge held one load
+    tick for 122 s)."""
+
+    _ONE_AT_A_TIME = threading.Lock()
+
+    def __init__(self, trace: "Trace", older, n1: int, newer, n2: int):
+        self.older, self.newer, self.rows = older, newer, n1 + n2
+        self._abandoned = None  # the levels to release when it ends (the trace closed)
+        self._result = self._error = None
+        self._done = threading.Event()
+        spark, names, key, parts = trace.ctx.spark, trace.schema.names, trace.key, trace._map_partitions
+        self._thread = threading.Thread(target=self._run, args=(spark, names, key, older, n1, newer, n2, parts),
+                                        name="dbsp-level-merge", daemon=True)
+        self._thread.start()
+
+    def _run(self, spark, names, key, older, n1, newer, n2, map_partitions) -> None:
+        try:
+            with self._ONE_AT_A_TIME:
+                if self._abandoned is not None:
+                    return
+                spark.sparkContext.setLocalProperty("spark.scheduler.pool", MERGE_POOL)
+                self._result = merge_levels(spark, names, key, older, n1, newer, n2, map_partitions)
+        except BaseException as e:  # noqa: BLE001 - handed to the trace (or dropped, when abandoned)
+            self._error = e
+        finally:
+            self._done.set()
+            if self._abandoned is not None:
+                self._release()
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def result(self):
+        """(merged level, kept) once the merge has ended; raises what the merge raised."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def abandon(self, levels) -> None:
+        """The trace is closing: release the merged level and `levels` ([(level, its
+        batches)]: the two it reads) when the merge ends (now, if it has)."""
+        self._abandoned = levels
+        if self.done():
+            self._release()
+
+    def _release(self) -> None:  # (may run twice, from both threads: unpersisting is idempotent)
+        result, self._result = self._result, None
+        if result is not None:
+            release_level(result[0], result[1][1] if result[1] else None)
+        for level, batches in self._abandoned or []:
+            release_level(level, batches)
 
 
 def release_level(df, batches=None) -> None:

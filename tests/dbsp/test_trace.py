@@ -50,7 +50,7 @@ def test_lookup_finds_rows_by_key_in_every_part(ctx, monkeypatch, recent_max, in
 
 
 def test_levels_merge_and_stay_consolidated(ctx):
-    trace = Trace(ctx, SCHEMA, recent_max=0, ratio=4)
+    trace = Trace(ctx, SCHEMA, recent_max=0, ratio=4, background_merges=False)
     for i in range(20):
         trace.add(table(ctx, ((i % 3, "x"), 1)))
     assert len(trace.levels) < 20  # merged geometrically
@@ -266,7 +266,7 @@ def test_a_dataframe_taken_before_an_add_still_reads_after_levels_merge(ctx):
     """Aggregates take `df()` before adding a big change, then read it against the
     change: the levels merged away by that add must stay readable until the next add
     (released then; found by the property tests as CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND)."""
-    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
+    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4, background_merges=False)
     trace.add(table(ctx, ((1, "a"), 1), ((2, "b"), 1)))
     before = trace.df()
     trace.add(table(ctx, ((3, "c"), 1)))  # 1 row against 2: the two levels merge
@@ -279,7 +279,7 @@ def test_a_dataframe_taken_before_an_add_still_reads_after_levels_merge(ctx):
 def test_a_merged_away_levels_arrow_batches_are_released_at_the_next_add(ctx):
     """Each level keeps its partitions as Arrow batches for lookups; when levels merge,
     the merged-away ones' batches are unpersisted with their rows (at the next add)."""
-    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
+    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4, background_merges=False)
     trace.add(table(ctx, ((1, "a"), 1), ((2, "b"), 1)))
     assert contents(ctx, trace.lookup(["k"], [(1,)])) == ZSet([((1, "a"), 1)])  # reads (and keeps) a partition
     first = trace._partitions[id(trace.levels[0][0])][1]
@@ -324,10 +324,10 @@ def test_shuffles_into_a_level_read_few_map_partitions(ctx, monkeypatch):
     monkeypatch.setattr(trace_module, "LEVEL_PARTITION_ROWS", 10)
     monkeypatch.setattr(trace_module, "MAP_PARTITION_ROWS", 100)
     shuffled = []
-    real_level = trace_module.Trace._level
-    monkeypatch.setattr(trace_module.Trace, "_level",
-                        lambda self, df, rows=None: shuffled.append(df._jdf.queryExecution().executedPlan().toString())
-                        or real_level(self, df, rows))
+    real_level = trace_module.make_level
+    monkeypatch.setattr(trace_module, "make_level",
+                        lambda spark, df, *a: shuffled.append(df._jdf.queryExecution().executedPlan().toString())
+                        or real_level(spark, df, *a))
     made = []
     real_local = ctx.local_df
     monkeypatch.setattr(ctx, "local_df", lambda t, sch, partitions=None: made.append(real_local(t, sch, partitions)) or made[-1])
@@ -337,7 +337,7 @@ def test_shuffles_into_a_level_read_few_map_partitions(ctx, monkeypatch):
     for k, v in conf.items():
         ctx.spark.conf.set(k, v)
     try:
-        trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
+        trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4, background_merges=False)
         big = {(i, f"s{i % 4}"): 1 for i in range(1000)}
         chunked = _arrow(ctx, big)  # in 7-row chunks, as a consolidated table can come
         trace.add(pa.Table.from_batches([b for i in range(0, 1000, 7) for b in chunked.slice(i, 7).to_batches()]))
@@ -532,7 +532,7 @@ def test_a_bulk_lookup_scans_the_levels_kept_batches_on_the_executors(ctx, monke
     monkeypatch.setattr(trace_module, "scan_levels", lambda *a: scans.append(len(a[1])) or scan(*a))
     monkeypatch.setattr(trace_module, "_spark_filter", lambda *a: filters.append(1) or spark_filter(*a))
     rnd = random.Random(31)
-    trace = Trace(ctx, SCHEMA, key=["k", "s"], recent_max=50, ratio=4)
+    trace = Trace(ctx, SCHEMA, key=["k", "s"], recent_max=50, ratio=4, background_merges=False)
     want: dict = {}
     for _ in range(6):
         change = _random_change(rnd, want, 120, [None, *range(400)], [None, "a", "b", "", "ab"])
@@ -548,3 +548,66 @@ def test_a_bulk_lookup_scans_the_levels_kept_batches_on_the_executors(ctx, monke
     got = contents(ctx, trace.lookup(columns, sorted(probes, key=repr)))
     assert got == ZSet([(r, w) for r, w in want.items() if w and tuple(r[trace.schema.names.index(c)] for c in columns) in probes])
     assert scans == [len(trace.levels)] and not filters
+
+
+def test_a_tick_does_not_wait_for_a_level_merge_and_lookups_stay_exact(ctx, monkeypatch):
+    """Adjacent levels merge in a background thread (trace.LevelMerge): the add that
+    spilled returns while the merge still runs; adds, lookups (pruned and bulk) and
+    snapshots during the merge read both levels and equal a dict integral; the merged
+    level takes their place at the next add or lookup after the merge ends, the next
+    merge follows, and the merged-away levels' blocks are released at the add after."""
+    import random
+    import threading
+
+    from dbsp.spark import trace as trace_module
+
+    gate = threading.Event()
+    real_merge = trace_module.merge_levels
+    merged = []
+
+    def gated(*a):
+        assert gate.wait(30), "the test never opened the gate"
+        out = real_merge(*a)
+        merged.append(out)
+        return out
+
+    monkeypatch.setattr(trace_module, "merge_levels", gated)
+    rnd = random.Random(7)
+    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
+    want: dict = {}
+
+    def add(change):
+        trace.add(_arrow(ctx, change))
+        for r, w in change.items():
+            want[r] = want.get(r, 0) + w
+
+    def check(keys):
+        got = contents(ctx, trace.lookup(["k"], keys))
+        assert got == ZSet([(r, w) for r, w in want.items() if w and (r[0],) in keys])
+
+    add(_random_change(rnd, want, 40, [None, *range(60)], [None, "a", "b"]))
+    add(_random_change(rnd, want, 20, [None, *range(60)], [None, "a", "b"]))  # 20 * 4 >= 40: a merge starts
+    merge = trace._merging
+    assert merge is not None and not merge.done() and len(trace.levels) == 2  # the add did not wait for it
+    first_levels = [df for df, _ in trace.levels]
+    for _ in range(3):  # more ticks while it runs: more levels, every read exact
+        add(_random_change(rnd, want, 8, [None, *range(60)], [None, "a", "b"]))
+        check([(k,) for k in rnd.sample([None, *range(60)], 5)])
+    assert trace._merging is merge and len(trace.levels) == 5
+    monkeypatch.setattr(trace_module, "PREDICATE_MAX_KEYS", 3)  # a bulk lookup: the executors' scan
+    check([(k,) for k in [None, *range(60)]])
+    assert contents(ctx, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+    gate.set()
+    merge.result()
+    check([(1,), (None,)])  # adopts it: the two levels become one, and the next merge starts
+    assert merged and not any(df is level for level, _ in trace.levels for df in first_levels)
+    for _ in range(20):
+        if trace._merging is None:
+            break
+        trace._merging.result()
+        check([(2,)])
+    assert len(trace.levels) <= 2, [n for _, n in trace.levels]
+    add(_random_change(rnd, want, 4, [None, *range(60)], [None, "a", "b"]))  # releases the merged-away levels
+    assert not any(trace_module.level_is_held(df) for df in first_levels)
+    check([(k,) for k in [None, *range(60)]])
+    assert contents(ctx, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
