@@ -168,10 +168,17 @@ class DistinctWorkload:
         return sum(t.nbytes for t in self.pushed)
 
     def expected(self) -> dict:
-        df = pa.concat_tables(self.pushed).to_pandas()
-        w = df.groupby(["k", "v"])["__w"].sum()
-        present = w[w > 0].reset_index()
-        return {(int(len(present)), int(present["k"].sum())): 1}
+        # in NumPy, column by column (pandas' groupby over 10^8 rows took the bench past
+        # 24 GB with the JVM's heap beside it): each (k, v) as one code, v in [0, 4)
+        k = np.concatenate([t["k"].to_numpy() for t in self.pushed])
+        code = k * 4
+        del k
+        code += np.concatenate([t["v"].to_numpy() for t in self.pushed])
+        codes, at = np.unique(code, return_inverse=True)
+        del code
+        w = np.bincount(at, weights=np.concatenate([t["__w"].to_numpy() for t in self.pushed]), minlength=len(codes))
+        present = codes[w > 0.5]  # (integer sums, exact in float64)
+        return {(int(len(present)), int((present // 4).sum())): 1}
 
     @staticmethod
     def fold(view_rows: dict) -> dict:
