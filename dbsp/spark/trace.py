@@ -682,6 +682,7 @@ class LevelMerge:
         self._abandoned = None  # the levels to release when it ends (the trace closed)
         self._result = self._error = None
         self._done = threading.Event()
+        self._handoff, self._finished = threading.Lock(), False
         spark, names, key, parts = trace.ctx.spark, trace.schema.names, trace.key, trace._map_partitions
         self._thread = threading.Thread(target=self._run, args=(spark, names, key, older, n1, newer, n2, parts),
                                         name="dbsp-level-merge", daemon=True)
@@ -697,9 +698,15 @@ class LevelMerge:
         except BaseException as e:  # noqa: BLE001 - handed to the trace (or dropped, when abandoned)
             self._error = e
         finally:
+            with self._handoff:  # (abandoned before it ended: this thread releases; after: abandon does)
+                self._finished = True
+                abandoned = self._abandoned is not None
+            if abandoned:
+                try:
+                    self._release()
+                except Exception:  # noqa: BLE001 - the session is gone (the process is ending): nothing to free
+                    log.debug("event=level_merge_release_failed", exc_info=True)
             self._done.set()
-            if self._abandoned is not None:
-                self._release()
 
     def done(self) -> bool:
         return self._done.is_set()
@@ -714,11 +721,13 @@ class LevelMerge:
     def abandon(self, levels) -> None:
         """The trace is closing: release the merged level and `levels` ([(level, its
         batches)]: the two it reads) when the merge ends (now, if it has)."""
-        self._abandoned = levels
-        if self.done():
+        with self._handoff:
+            self._abandoned = levels
+            finished = self._finished
+        if finished:
             self._release()
 
-    def _release(self) -> None:  # (may run twice, from both threads: unpersisting is idempotent)
+    def _release(self) -> None:
         result, self._result = self._result, None
         if result is not None:
             release_level(result[0], result[1][1] if result[1] else None)

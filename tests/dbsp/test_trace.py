@@ -611,3 +611,29 @@ def test_a_tick_does_not_wait_for_a_level_merge_and_lookups_stay_exact(ctx, monk
     assert not any(trace_module.level_is_held(df) for df in first_levels)
     check([(k,) for k in [None, *range(60)]])
     assert contents(ctx, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+
+
+def test_a_trace_closed_during_a_level_merge_releases_every_level_once_the_merge_ends(ctx, monkeypatch):
+    """release() while a merge runs: the levels the merge does not read are released at
+    once; the two it reads, and the level it makes, when it ends (no block is left
+    held, and the merge is not cut off mid-read)."""
+    import threading
+
+    from dbsp.spark import trace as trace_module
+
+    gate, made = threading.Event(), []
+    real_merge = trace_module.merge_levels
+    monkeypatch.setattr(trace_module, "merge_levels",
+                        lambda *a: gate.wait(30) and made.append(real_merge(*a)) or made[-1])
+    trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
+    trace.add(_arrow(ctx, {(i, "a"): 1 for i in range(40)}))
+    trace.add(_arrow(ctx, {(i, "b"): 1 for i in range(20)}))  # a merge starts, held at the gate
+    trace.add(_arrow(ctx, {(i, "c"): 1 for i in range(2)}))  # a third level (2 * 4 < 20: no merge)
+    merge = trace._merging
+    read, other = [merge.older, merge.newer], trace.levels[2][0]
+    trace.release()
+    assert not trace_module.level_is_held(other) and all(trace_module.level_is_held(df) for df in read)
+    gate.set()
+    merge._done.wait(30)
+    assert made and not any(trace_module.level_is_held(df) for df in [*read, made[0][0]])
+    assert not made[0][1][1].getStorageLevel().useMemory()  # its Arrow batches too
