@@ -36,7 +36,11 @@ def test_the_warm_up_looks_up_spark_levels_every_tick_and_releases_them(spark, m
     scans = []
     scan = trace.scan_levels
     monkeypatch.setattr(trace, "scan_levels", lambda *a: scans.append(1) or scan(*a))
+    merges = []  # (level merges run beside the ticks: one still running frees its levels as it ends)
+    start_merge = trace.LevelMerge.__init__
+    monkeypatch.setattr(trace.LevelMerge, "__init__", lambda self, *a: (merges.append(self), start_merge(self, *a))[1])
     done = warm_up(spark, ticks=6, load_rows=4_000)
+    assert all(merge._done.wait(60) for merge in merges)
     assert done["ticks"] == 6 and done["jobs"] >= 6
     assert scans  # the second load step looked its many keys up in the first's levels (scan.py)
     # every tick looked up levels partition by partition: both join sides' traces, then distinct's

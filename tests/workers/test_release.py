@@ -32,9 +32,14 @@ def test_release_unpersists_every_cached_trace_level(spark):
     # the levels' Arrow batches are kept too (for lookups), and released with them
     kept = [t._partitions[id(df)][1] for t in traces for df, _ in t.levels if id(df) in t._partitions]
     assert kept and all(b.getStorageLevel().useMemory() for b in kept)
+    # a level merge still running (they run beside the ticks) frees its two levels, and
+    # the level it made, as it ends; stopping the run does not wait for it
+    merges = [t._merging for t in traces if t._merging is not None]
     engines._runtimes[424242] = rt
     assert engines.release(424242) is True
-    assert not any(level_is_held(df) for df in levels)
+    for merge in merges:
+        assert merge._done.wait(60)
+    assert not any(level_is_held(df) for df in levels)  # (the merged levels: test_trace.py)
     assert not any(b.getStorageLevel().useMemory() for b in kept)
     assert all(t.levels == [] for t in traces) and 424242 not in engines.held_runs()
     assert engines.release(424242) is False
