@@ -495,11 +495,11 @@ class Trace:
             self._forget(newer)
             self.levels[-2:] = [(merged, n1 + n2)]
 
-    def _adopt_merge(self, wait: bool = False) -> None:
+    def _adopt_merge(self) -> None:
         """Put a finished background merge in place of the two levels it merged (they are
         released at the next add, like any level merged away), then look for the next."""
         merge = self._merging
-        if merge is None or not (wait or merge.done()):
+        if merge is None or not merge.done():
             return
         self._merging = None
         try:
@@ -517,8 +517,7 @@ class Trace:
         self._forget(merge.newer)
         self.levels[at[0]] = (merged, merge.rows)
         del self.levels[at[1]]
-        if not wait:
-            self._merge_levels()
+        self._merge_levels()
 
     def _map_partitions(self, rows: int) -> int:
         """How many partitions a shuffle into a level reads from: one per
