@@ -226,6 +226,17 @@ def state_where(rt) -> dict:
     return {"driver_rows": driver, "spark_levels": levels, "spark_level_rows": level_rows}
 
 
+def merging(rt) -> bool:
+    """Whether a level merge is running in the background for one of the run's traces."""
+    from dbsp.spark.trace import Trace
+
+    for ex in rt.executors.values():
+        for value in vars(ex).values():
+            if isinstance(value, Trace) and value._merging is not None and not value._merging.done():
+                return True
+    return False
+
+
 def integrate(view_rows: dict, result, view: str) -> None:
     for r in result.outputs_json().get(view, []):
         key = tuple(r["data"].values())
@@ -248,10 +259,11 @@ def run(spark, kind, size, ticks, batch, options, seed=18):
         loaded += sum(t.num_rows for t in change.values())
         work.record(change)
         integrate(view_rows, result, work.view)
-    samples, jobs = [], []
+    samples, jobs, during_merge = [], [], []
     for _ in range(ticks):
         change = work.tick()
         j0 = rt.jobs
+        during_merge.append(merging(rt))
         t0 = time.perf_counter()
         result = rt.step(change)
         samples.append(time.perf_counter() - t0)
@@ -270,6 +282,8 @@ def run(spark, kind, size, ticks, batch, options, seed=18):
         "last_over_first": round(statistics.median(samples[-20:]) / statistics.median(samples[:20]), 2),
         "tick_max_ms": round(max(samples) * 1000, 1),
         "first20_each_ms": [round(t * 1000, 1) for t in samples[:20]],  # (where a warm-up shows, if any)
+        # ticks that ran while a level merge (started by a load tick) ran in the background
+        "ticks_during_merge": sum(during_merge),
         "jobs_per_tick": statistics.median(jobs), "floor_ms": round((floor_before + floor_after) / 2, 1),
         "load_rows_per_s": round(loaded / load_s), "load_s": round(load_s, 2),
         "load_tick_max_s": round(load_max, 2),  # (a spill, or a level merge when it runs in the tick)
