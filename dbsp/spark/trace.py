@@ -19,7 +19,9 @@ cost does not grow with the number of ticks, and Spark lineage never grows.
   bulk change's old weights (`weights`) are found the same way (`_match`). An index
   column with many rows per value (too many candidate pairs) falls back to
   `_merge_sorted`.
-- The Spark levels: when the driver part outgrows its budget it becomes a level, a
+- The Spark levels: when the driver part outgrows its budget it becomes a level (in a
+  background thread under the byte budget, `LevelSpill`: the parts stay on the
+  driver, probed as before, until the level takes their place), a
   DataFrame hash-partitioned by the trace's key (`repartition(n, *key)`, about
   `LEVEL_PARTITION_ROWS` rows per partition) and locally checkpointed with
   StorageLevel MEMORY_AND_DISK (kept once, as rows, spilling to disk; no lineage).
@@ -126,12 +128,15 @@ class StateBudget:
                 self.used -= p.nbytes
 
     def enforce(self) -> None:
-        if self.used <= self.limit:
+        """Spill the traces holding the most until the parts not already on their way
+        to Spark (a running spill's) fit the budget."""
+        traces = list(self.traces)
+        if self.used - sum(t.leaving_bytes() for t in traces) <= self.limit:
             return
-        for trace in sorted(list(self.traces), key=lambda t: -t.driver_bytes()):
-            if self.used <= self.limit:
+        for trace in sorted(traces, key=lambda t: -(t.driver_bytes() - t.leaving_bytes())):
+            if self.used - sum(t.leaving_bytes() for t in traces) <= self.limit:
                 break
-            if trace.driver_rows():
+            if trace.driver_bytes() > trace.leaving_bytes():
                 trace._spill()
 
 
@@ -326,6 +331,7 @@ class Trace:
         self.background_merges = (getattr(ctx, "background_merges", BACKGROUND_MERGES) if background_merges is None
                                   else background_merges)
         self._merging: LevelMerge | None = None  # the merge running for this trace
+        self._spilling: LevelSpill | None = None  # the spill running for this trace (its parts stay here until it lands)
         self._register()
 
     def _register(self) -> None:
@@ -347,6 +353,8 @@ class Trace:
         """The driver part as one consolidated table (None when empty)."""
         if len(self._parts) > 1:
             merged = consolidate_arrow(concat([p.table for p in self._parts]))
+            if self._spilling is not None:  # (a running spill's parts stay as they are until it lands)
+                return merged if merged.num_rows else None
             self._set_parts([_Part(merged)] if merged.num_rows else [])
         return self._parts[0].table if self._parts else None
 
@@ -360,6 +368,10 @@ class Trace:
     def driver_bytes(self) -> int:
         return sum(p.nbytes for p in self._parts)
 
+    def leaving_bytes(self) -> int:
+        """The driver bytes a running spill is moving to Spark (freed when it lands)."""
+        return sum(p.nbytes for p in self._spilling.parts) if self._spilling is not None else 0
+
     _recent_rows = driver_rows
 
     def __deepcopy__(self, memo):
@@ -370,6 +382,7 @@ class Trace:
         clone._partitions = dict(self._partitions)
         clone._retired = []
         clone._merging = None  # (a merge running now is the original's: the copy keeps both levels)
+        clone._spilling = None  # (and a spill: the copy keeps the parts)
         clone._parts = []
         clone._register()
         clone._set_parts(list(self._parts))
@@ -397,7 +410,7 @@ class Trace:
         """Add a consolidated change (a table, or a part from `part_of`, indexed already)."""
         if self._retired:
             self._release_retired()
-        self._adopt_merge()
+        self._adopt()
         if table is None or (table.rows if isinstance(table, _Part) else table.num_rows) == 0:
             return
         part = table if isinstance(table, _Part) else _Part(table)
@@ -405,7 +418,8 @@ class Trace:
         if column is not None and part.rows >= probe.MIN_ROWS:
             part.indexed(column)  # sorted now, in the tick that brings it, not in the first tick that probes it
         parts = self._parts + [part]
-        while len(parts) >= 2 and parts[-1].rows * DRIVER_RATIO >= parts[-2].rows:
+        leaving = {id(p) for p in self._spilling.parts} if self._spilling is not None else ()
+        while len(parts) >= 2 and parts[-1].rows * DRIVER_RATIO >= parts[-2].rows and id(parts[-2]) not in leaving:
             merged = _merge(parts[-2], parts[-1], self.key)
             parts[-2:] = [merged] if merged.rows else []
         self._set_parts(parts)
@@ -431,7 +445,7 @@ class Trace:
         column; the trace's key is all of them): each driver part matched by its index
         (`_Part.match`); parts that cannot be, and the Spark levels, through `lookup`'s
         probes and one NULL-safe hash join."""
-        self._adopt_merge()
+        self._adopt()
         names = self.schema.names
         rows = rows.select(names).cast(pa.schema([self.ctx.arrow_schema(self.schema).field(c) for c in names]))
         total = np.zeros(rows.num_rows, np.int64)
@@ -469,11 +483,61 @@ class Trace:
         return level
 
     def _spill(self) -> None:
+        """Move the driver parts into a new Spark level: in a background thread
+        (`LevelSpill`) under the byte budget, when the session can run one, so the tick
+        whose add went over the budget does not wait for an O(budget) shuffle and
+        checkpoint; otherwise here. A trace runs one spill at a time: a second waits for
+        the first to land (the driver holds at most the budget and one spill's parts)."""
+        if self._spills_in_background():
+            if self._spilling is not None:
+                self._spilling.wait()
+                self._adopt_spill()
+            parts = [p for p in self._parts if p.rows]
+            if parts and self._spilling is None:
+                self._spilling = LevelSpill(self, parts)
+            return
         table = consolidate_arrow(concat([p.table for p in self._parts]))
         self._set_parts([])
         if table.num_rows:
             df = self.ctx.local_df(table, self.schema, partitions=self._map_partitions(table.num_rows))
             self.levels.append((self._level(df, table.num_rows), table.num_rows))
+        self._merge_levels()
+
+    def _spills_in_background(self) -> bool:
+        """Spills run in the background under the byte budget (a per-trace row count,
+        `recent_max`, spills in the tick: tests and benches use it to hold state in Spark
+        at once), on a classic session, when the runtime runs level jobs in the background."""
+        return self.recent_max is None and self.background_merges and hasattr(self.ctx.spark, "_jsparkSession")
+
+    def _adopt(self) -> None:
+        """Put finished background jobs' levels in place (a spill's, then a merge's)."""
+        self._adopt_spill()
+        self._adopt_merge()
+
+    def _adopt_spill(self) -> None:
+        """Put a finished spill's level in place of the parts it moved, if they are all
+        still here (a restore or a window's release may have replaced them: then the
+        level is not needed); a failed spill leaves the parts where they are."""
+        spill = self._spilling
+        if spill is None or not spill.done():
+            return
+        self._spilling = None
+        try:
+            result = spill.result()
+        except Exception:  # noqa: BLE001 - the parts still hold the rows: nothing is lost
+            log.exception("event=level_spill_failed rows=%s", spill.rows)
+            return
+        here = {id(p) for p in self._parts}
+        if result is None or not all(id(p) in here for p in spill.parts):
+            if result is not None:
+                release_level(result[0], result[1][1] if result[1] else None)
+            return
+        level, kept, rows = result
+        if kept is not None:
+            self._partitions[id(level)] = kept
+        gone = {id(p) for p in spill.parts}
+        self._set_parts([p for p in self._parts if id(p) not in gone])
+        self.levels.append((level, rows))
         self._merge_levels()
 
     def _merge_levels(self) -> None:
@@ -545,6 +609,9 @@ class Trace:
         """Drop every row and release the Spark levels (the runtime is closing). A merge
         still running is abandoned (its level released when it ends)."""
         merge, self._merging = self._merging, None
+        spill, self._spilling = self._spilling, None
+        if spill is not None:  # (its level, once it ends)
+            spill.abandon()
         self._release_retired()
         for df, _ in self.levels:
             if merge is not None and (df is merge.older or df is merge.newer):
@@ -557,7 +624,7 @@ class Trace:
 
     def df(self):
         """The integral as one DataFrame (None when empty)."""
-        self._adopt_merge()
+        self._adopt()
         parts = [df for df, _ in self.levels]
         if self._parts:
             parts.append(self.ctx.local_df(self.recent, self.schema))
@@ -573,7 +640,7 @@ class Trace:
             keys = pa.Table.from_arrays([pa.array([k[i] for k in keys], f.type) for i, f in enumerate(key_schema)], schema=key_schema)
         if keys.num_rows == 0:
             return None
-        self._adopt_merge()
+        self._adopt()
         keys = keys.select(columns).cast(key_schema)
         found = [p.probe(keys, columns) for p in self._parts]
         if self.levels:
@@ -662,38 +729,42 @@ def merge_levels(spark, names, key, older, n1: int, newer, n2: int, map_partitio
     return make_level(spark, consolidate(union), names, key, n1 + n2)
 
 
-class LevelMerge:
-    """Two adjacent levels merged in a background thread, while ticks go on reading
-    both (their union is the same integral). The trace puts the merged level in their
-    place at its next add or lookup after the merge ends (`Trace._adopt_merge`); the
-    two are released at the add after that, as any level merged away.
+class LevelJob:
+    """A level built in a background thread, while ticks go on reading the rows it is
+    built from (`LevelMerge`: two adjacent levels; `LevelSpill`: driver parts). The
+    trace puts the new level in place of its sources at its next add or lookup after
+    the job ends (`Trace._adopt_merge`, `Trace._adopt_spill`).
 
-    Merges run one at a time in a process (`_ONE_AT_A_TIME`), in the Spark scheduler
+    Jobs of a kind run one at a time in a process (`_ONE_AT_A_TIME`), in the Spark scheduler
     pool MERGE_POOL: with FAIR scheduling (session.py) a tick's tasks take the next free
-    core ahead of the merge's, so a tick waits for at most one running merge task, not
-    for the merge (at 6.2·10^7 rows of distinct state, a spill and merge held one load
-    tick for 122 s)."""
+    core ahead of the job's, so a tick waits for at most one running task of it, not for
+    the job (at 6.2·10^7 rows of distinct state, a spill and merge held one load tick
+    for 122 s)."""
 
     _ONE_AT_A_TIME = threading.Lock()
+    thread_name = "dbsp-level-job"
 
-    def __init__(self, trace: "Trace", older, n1: int, newer, n2: int):
-        self.older, self.newer, self.rows = older, newer, n1 + n2
+    def __init__(self, rows: int):
+        self.rows = rows
         self._abandoned = None  # the levels to release when it ends (the trace closed)
         self._result = self._error = None
         self._done = threading.Event()
         self._handoff, self._finished = threading.Lock(), False
-        spark, names, key, parts = trace.ctx.spark, trace.schema.names, trace.key, trace._map_partitions
-        self._thread = threading.Thread(target=self._run, args=(spark, names, key, older, n1, newer, n2, parts),
-                                        name="dbsp-level-merge", daemon=True)
+
+    def _start(self, *args) -> None:
+        self._thread = threading.Thread(target=self._run, args=args, name=self.thread_name, daemon=True)
         self._thread.start()
 
-    def _run(self, spark, names, key, older, n1, newer, n2, map_partitions) -> None:
+    def _work(self, spark, *args):
+        raise NotImplementedError
+
+    def _run(self, spark, *args) -> None:
         try:
             with self._ONE_AT_A_TIME:
                 if self._abandoned is not None:
                     return
                 spark.sparkContext.setLocalProperty("spark.scheduler.pool", MERGE_POOL)
-                self._result = merge_levels(spark, names, key, older, n1, newer, n2, map_partitions)
+                self._result = self._work(spark, *args)
         except BaseException as e:  # noqa: BLE001 - handed to the trace (or dropped, when abandoned)
             self._error = e
         finally:
@@ -704,24 +775,27 @@ class LevelMerge:
                 try:
                     self._release()
                 except Exception:  # noqa: BLE001 - the session is gone (the process is ending): nothing to free
-                    log.debug("event=level_merge_release_failed", exc_info=True)
+                    log.debug("event=level_job_release_failed", exc_info=True)
             self._done.set()
 
     def done(self) -> bool:
         return self._done.is_set()
 
+    def wait(self) -> None:
+        self._done.wait()
+
     def result(self):
-        """(merged level, kept) once the merge has ended; raises what the merge raised."""
+        """(new level, kept) once the job has ended (None: no rows); raises what the job raised."""
         self._done.wait()
         if self._error is not None:
             raise self._error
         return self._result
 
-    def abandon(self, levels) -> None:
-        """The trace is closing: release the merged level and `levels` ([(level, its
-        batches)]: the two it reads) when the merge ends (now, if it has)."""
+    def abandon(self, levels=()) -> None:
+        """The trace is closing: release the new level and `levels` ([(level, its
+        batches)]: the ones it reads) when the job ends (now, if it has)."""
         with self._handoff:
-            self._abandoned = levels
+            self._abandoned = list(levels)
             finished = self._finished
         if finished:
             self._release()
@@ -732,6 +806,46 @@ class LevelMerge:
             release_level(result[0], result[1][1] if result[1] else None)
         for level, batches in self._abandoned or []:
             release_level(level, batches)
+
+
+class LevelMerge(LevelJob):
+    """Two adjacent levels merged in the background (their union is the same integral:
+    ticks read both until the merged level takes their place; the two are released at
+    the add after that, as any level merged away)."""
+
+    thread_name = "dbsp-level-merge"
+
+    def __init__(self, trace: "Trace", older, n1: int, newer, n2: int):
+        super().__init__(n1 + n2)
+        self.older, self.newer = older, newer
+        self._start(trace.ctx.spark, trace.schema.names, trace.key, older, n1, newer, n2, trace._map_partitions)
+
+    def _work(self, spark, names, key, older, n1, newer, n2, map_partitions):
+        return merge_levels(spark, names, key, older, n1, newer, n2, map_partitions)
+
+
+class LevelSpill(LevelJob):
+    """Driver parts moved into a new Spark level in the background (the trace's state
+    budget is over). Ticks go on probing the parts, which stay on the driver until the
+    level takes their place (a spill of 2·10^7 rows takes about 34 s on 2 cores)."""
+
+    thread_name = "dbsp-level-spill"
+    #: spills run one at a time, but not behind a merge (a merge of 8·10^7 rows takes
+    #: minutes, and a spill is what frees the driver's memory)
+    _ONE_AT_A_TIME = threading.Lock()
+
+    def __init__(self, trace: "Trace", parts: list):
+        super().__init__(sum(p.rows for p in parts))
+        self.parts = parts
+        self._start(trace.ctx.spark, trace.ctx, trace.schema, trace.key, [p.table for p in parts], trace._map_partitions)
+
+    def _work(self, spark, ctx, schema, key, tables, map_partitions):
+        table = consolidate_arrow(concat(tables))
+        if not table.num_rows:
+            return None
+        df = ctx.local_df(table, schema, partitions=map_partitions(table.num_rows))
+        level, kept = make_level(spark, df, schema.names, key, table.num_rows)
+        return level, kept, table.num_rows
 
 
 def release_level(df, batches=None) -> None:

@@ -232,6 +232,11 @@ def test_the_byte_budget_moves_the_largest_driver_parts_to_spark():
     big.add(table(rt, *rows[:100]))
     assert not big.levels and rt.state_budget.used <= 6_000
     big.add(table(rt, *rows[100:]))
+    # the add that went over started a spill of big's parts (in the background: they
+    # stay on the driver until its level lands), and of none of small's
+    assert big._spilling is not None and small._spilling is None
+    big._spilling.wait()
+    assert contents(rt, big.lookup(["k"], [(7,)])) == ZSet([((7, "x" * 20), 1)])  # (adopts the level)
     assert big.levels and not big._parts and small._parts and not small.levels
     assert rt.state_budget.used <= 6_000
     assert contents(rt, big.lookup(["k"], [(5,), (250,)])) == ZSet([((5, "x" * 20), 1), ((250, "x" * 20), 1)])
@@ -637,3 +642,100 @@ def test_a_trace_closed_during_a_level_merge_releases_every_level_once_the_merge
     merge._done.wait(30)
     assert made and not any(trace_module.level_is_held(df) for df in [*read, made[0][0]])
     assert not made[0][1][1].getStorageLevel().useMemory()  # its Arrow batches too
+
+
+def test_a_tick_does_not_wait_for_a_spill_and_reads_stay_exact(monkeypatch):
+    """Under the byte budget, driver parts move into a Spark level in a background
+    thread (trace.LevelSpill): the add that went over returns while the spill runs;
+    adds, lookups, weights and snapshots meanwhile read the parts and equal a dict
+    integral; the level takes the parts' place at the next add or lookup after the spill
+    ends. Parts replaced while it ran (a window's release, a restore) keep their rows
+    and the level is released; a trace closed meanwhile releases it when it ends."""
+    import random
+    import threading
+
+    import numpy as np
+
+    from dbsp.spark import SparkRuntime, get_session
+    from dbsp.spark import trace as trace_module
+
+    gate = threading.Event()
+    real_make_level = trace_module.make_level
+    made = []
+
+    def gated(*a):
+        assert gate.wait(30), "the test never opened the gate"
+        out = real_make_level(*a)
+        made.append(out[0])
+        return out
+
+    monkeypatch.setattr(trace_module, "make_level", gated)
+    plan = compile_plan(circuit({"t": schema("k:bigint", "s:string")}, [("o", "output", {})], ["t.out->o.in"]))
+    rt = SparkRuntime(plan, get_session(), state_bytes=20_000)
+    rnd = random.Random(11)
+    trace, other = Trace(rt, SCHEMA, key=["k"]), Trace(rt, SCHEMA, key=["k"])
+    other.add(_arrow(rt, {(1, "o"): 1}))
+    want: dict = {}
+
+    def add(change):
+        trace.add(_arrow(rt, change))
+        for r, w in change.items():
+            want[r] = want.get(r, 0) + w
+
+    def check(keys):
+        assert contents(rt, trace.lookup(["k"], keys)) == ZSet([(r, w) for r, w in want.items() if w and (r[0],) in keys])
+
+    while trace._spilling is None:  # a few hundred rows: past the 20 KB budget
+        add(_random_change(rnd, want, 60, [None, *range(400)], [None, "a" * 30, "b"]))
+    spill = trace._spilling
+    assert not spill.done() and not trace.levels and trace.driver_bytes() > 20_000  # the add did not wait for it
+    assert other._spilling is None  # (the budget counts the spilling parts as gone: no other trace spills)
+    for n in (spill.parts[-1].rows, 3, 3):  # ticks while it runs, every read exact (the first as big as the
+        # spill's smallest part: new parts never merge into the spill's, which would leave its level unused)
+        add(_random_change(rnd, want, n, [None, *range(400)], [None, "a" * 30, "b"]))
+        check([(k,) for k in rnd.sample([None, *range(400)], 6)])
+    assert trace._spilling is spill and not trace.levels
+    rows = pa.Table.from_pylist([{"k": k, "s": s} for (k, s) in list(want)[:50]], schema=pa.schema([("k", pa.int64()), ("s", pa.string())]))
+    assert trace.weights(rows).tolist() == [want[(r["k"], r["s"])] for r in rows.to_pylist()]
+    assert contents(rt, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+    gate.set()
+    spill.wait()
+    spilled_rows = spill.rows
+    check([(1,), (None,)])  # adopts it: the parts it moved are now the level
+    assert len(trace.levels) == 1 and made[-1] is trace.levels[0][0]
+    assert trace.driver_rows() < spilled_rows and trace._spilling is None
+    assert rt.state_budget.used <= 20_000
+    check([(k,) for k in [None, *range(400)]])
+    assert contents(rt, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+    assert np.array_equal(trace.weights(rows), [want[(r["k"], r["s"])] for r in rows.to_pylist()])
+
+    # parts replaced while a spill runs (as a window's release does): the level is not used
+    gate.clear()
+    while trace._spilling is None:
+        add(_random_change(rnd, want, 60, [None, *range(400)], [None, "a" * 30, "b"]))
+    spill = trace._spilling
+    before = contents(rt, trace.snapshot_table())
+    driver = trace.recent  # (read while it runs: the parts stay as they are)
+    assert spill.parts[0] in trace._parts
+    even = driver.filter(pa.compute.equal(pa.compute.bit_wise_and(pa.compute.fill_null(driver["k"], 0), 1), 0))
+    dropped = contents(rt, driver) - contents(rt, even)
+    assert dropped != ZSet()
+    trace.recent = even  # the driver part replaced (its odd keys dropped) while the spill runs
+    levels_before = [df for df, _ in trace.levels]
+    gate.set()
+    spill.wait()
+    trace.lookup(["k"], [(2,)])
+    assert [df for df, _ in trace.levels] == levels_before  # the spilled level was not put in
+    assert not trace_module.level_is_held(made[-1])  # and was released
+    assert contents(rt, trace.snapshot_table()) == before - dropped
+    want = dict(contents(rt, trace.snapshot_table()))
+    # a trace closed while its spill runs: the level is released when the spill ends
+    gate.clear()
+    while trace._spilling is None:
+        add(_random_change(rnd, want, 60, [None, *range(400)], [None, "a" * 30, "b"]))
+    spill = trace._spilling
+    trace.release()
+    other.release()
+    gate.set()
+    spill.wait()
+    assert made and not trace_module.level_is_held(made[-1])
