@@ -240,7 +240,7 @@ def busy(rt) -> bool:
     for ex in rt.executors.values():
         for value in vars(ex).values():
             if isinstance(value, Trace) and any(job is not None and not job.done()
-                                                for job in (value._merging, getattr(value, "_spilling", None))):
+                                                for job in (value._merging, value._spilling)):
                 return True
     return False
 

@@ -527,15 +527,14 @@ class Trace:
         except Exception:  # noqa: BLE001 - the parts still hold the rows: nothing is lost
             log.exception("event=level_spill_failed rows=%s", spill.rows)
             return
-        here = {id(p) for p in self._parts}
-        if result is None or not all(id(p) in here for p in spill.parts):
+        gone = {id(p) for p in spill.parts}
+        if result is None or not gone <= {id(p) for p in self._parts}:
             if result is not None:
-                release_level(result[0], result[1][1] if result[1] else None)
+                release_made(result[0], result[1])
             return
         level, kept, rows = result
         if kept is not None:
             self._partitions[id(level)] = kept
-        gone = {id(p) for p in spill.parts}
         self._set_parts([p for p in self._parts if id(p) not in gone])
         self.levels.append((level, rows))
         self._merge_levels()
@@ -573,7 +572,7 @@ class Trace:
             return
         at = [i for i, (df, _) in enumerate(self.levels) if df is merge.older or df is merge.newer]
         if len(at) != 2:  # (the levels changed under it: a restore) the merged level is not needed
-            release_level(merged, kept[1] if kept else None)
+            release_made(merged, kept)
             return
         if kept is not None:
             self._partitions[id(merged)] = kept
@@ -751,20 +750,18 @@ class LevelJob:
         self._done = threading.Event()
         self._handoff, self._finished = threading.Lock(), False
 
-    def _start(self, *args) -> None:
-        self._thread = threading.Thread(target=self._run, args=args, name=self.thread_name, daemon=True)
+    def _start(self, work, spark, *args) -> None:
+        """Run work(spark, *args) in the background; its result is (level, kept, ...)."""
+        self._thread = threading.Thread(target=self._run, args=(work, spark, *args), name=self.thread_name, daemon=True)
         self._thread.start()
 
-    def _work(self, spark, *args):
-        raise NotImplementedError
-
-    def _run(self, spark, *args) -> None:
+    def _run(self, work, spark, *args) -> None:
         try:
             with self._ONE_AT_A_TIME:
                 if self._abandoned is not None:
                     return
                 spark.sparkContext.setLocalProperty("spark.scheduler.pool", MERGE_POOL)
-                self._result = self._work(spark, *args)
+                self._result = work(spark, *args)
         except BaseException as e:  # noqa: BLE001 - handed to the trace (or dropped, when abandoned)
             self._error = e
         finally:
@@ -803,7 +800,7 @@ class LevelJob:
     def _release(self) -> None:
         result, self._result = self._result, None
         if result is not None:
-            release_level(result[0], result[1][1] if result[1] else None)
+            release_made(result[0], result[1])
         for level, batches in self._abandoned or []:
             release_level(level, batches)
 
@@ -818,10 +815,8 @@ class LevelMerge(LevelJob):
     def __init__(self, trace: "Trace", older, n1: int, newer, n2: int):
         super().__init__(n1 + n2)
         self.older, self.newer = older, newer
-        self._start(trace.ctx.spark, trace.schema.names, trace.key, older, n1, newer, n2, trace._map_partitions)
-
-    def _work(self, spark, names, key, older, n1, newer, n2, map_partitions):
-        return merge_levels(spark, names, key, older, n1, newer, n2, map_partitions)
+        self._start(merge_levels, trace.ctx.spark, trace.schema.names, trace.key, older, n1, newer, n2,
+                    trace._map_partitions)
 
 
 class LevelSpill(LevelJob):
@@ -837,15 +832,24 @@ class LevelSpill(LevelJob):
     def __init__(self, trace: "Trace", parts: list):
         super().__init__(sum(p.rows for p in parts))
         self.parts = parts
-        self._start(trace.ctx.spark, trace.ctx, trace.schema, trace.key, [p.table for p in parts], trace._map_partitions)
+        self._start(spill_level, trace.ctx.spark, trace.ctx, trace.schema, trace.key, [p.table for p in parts],
+                    trace._map_partitions)
 
-    def _work(self, spark, ctx, schema, key, tables, map_partitions):
-        table = consolidate_arrow(concat(tables))
-        if not table.num_rows:
-            return None
-        df = ctx.local_df(table, schema, partitions=map_partitions(table.num_rows))
-        level, kept = make_level(spark, df, schema.names, key, table.num_rows)
-        return level, kept, table.num_rows
+
+def spill_level(spark, ctx, schema: Schema, key: list[str], tables: list, map_partitions):
+    """Driver tables as one new level: (level, kept, rows) as make_level, or None when
+    they cancel out. Touches no trace: it runs in spill threads."""
+    table = consolidate_arrow(concat(tables))
+    if not table.num_rows:
+        return None
+    df = ctx.local_df(table, schema, partitions=map_partitions(table.num_rows))
+    level, kept = make_level(spark, df, schema.names, key, table.num_rows)
+    return level, kept, table.num_rows
+
+
+def release_made(level, kept) -> None:
+    """Release a level as make_level returned it (its kept (partitions, batches), or None)."""
+    release_level(level, kept[1] if kept else None)
 
 
 def release_level(df, batches=None) -> None:

@@ -380,6 +380,26 @@ def _arrow(ctx, rows: dict) -> pa.Table:
                      "__w": pa.array(list(rows.values()), pa.int64())}).cast(target)
 
 
+class _DictIntegral:
+    """A trace fed random changes beside a dict integral of them (the oracle)."""
+
+    def __init__(self, ctx, trace):
+        self.ctx, self.trace, self.want = ctx, trace, {}
+
+    def add(self, change: dict) -> None:
+        self.trace.add(_arrow(self.ctx, change))
+        for r, w in change.items():
+            self.want[r] = self.want.get(r, 0) + w
+
+    def check(self, keys) -> None:
+        """A lookup by k equals the dict's rows with those keys."""
+        got = contents(self.ctx, self.trace.lookup(["k"], keys))
+        assert got == ZSet([(r, w) for r, w in self.want.items() if w and (r[0],) in keys])
+
+    def rows(self) -> ZSet:
+        return ZSet([(r, w) for r, w in self.want.items() if w])
+
+
 @pytest.mark.parametrize("keys, strings", [([None, *range(60)], [None, "a", "b", "", "ab"]),
                                           ([None, 0, 1], [None, *map(str, range(300))])])
 def test_sorted_merges_and_index_matches_equal_a_dict(ctx, monkeypatch, keys, strings):
@@ -579,16 +599,8 @@ def test_a_tick_does_not_wait_for_a_level_merge_and_lookups_stay_exact(ctx, monk
     monkeypatch.setattr(trace_module, "merge_levels", gated)
     rnd = random.Random(7)
     trace = Trace(ctx, SCHEMA, key=["k"], recent_max=0, ratio=4)
-    want: dict = {}
-
-    def add(change):
-        trace.add(_arrow(ctx, change))
-        for r, w in change.items():
-            want[r] = want.get(r, 0) + w
-
-    def check(keys):
-        got = contents(ctx, trace.lookup(["k"], keys))
-        assert got == ZSet([(r, w) for r, w in want.items() if w and (r[0],) in keys])
+    integral = _DictIntegral(ctx, trace)
+    add, check, want = integral.add, integral.check, integral.want
 
     add(_random_change(rnd, want, 40, [None, *range(60)], [None, "a", "b"]))
     add(_random_change(rnd, want, 20, [None, *range(60)], [None, "a", "b"]))  # 20 * 4 >= 40: a merge starts
@@ -601,7 +613,7 @@ def test_a_tick_does_not_wait_for_a_level_merge_and_lookups_stay_exact(ctx, monk
     assert trace._merging is merge and len(trace.levels) == 5
     monkeypatch.setattr(trace_module, "PREDICATE_MAX_KEYS", 3)  # a bulk lookup: the executors' scan
     check([(k,) for k in [None, *range(60)]])
-    assert contents(ctx, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+    assert contents(ctx, trace.snapshot_table()) == integral.rows()
     gate.set()
     merge.result()
     check([(1,), (None,)])  # adopts it: the two levels become one, and the next merge starts
@@ -615,7 +627,7 @@ def test_a_tick_does_not_wait_for_a_level_merge_and_lookups_stay_exact(ctx, monk
     add(_random_change(rnd, want, 4, [None, *range(60)], [None, "a", "b"]))  # releases the merged-away levels
     assert not any(trace_module.level_is_held(df) for df in first_levels)
     check([(k,) for k in [None, *range(60)]])
-    assert contents(ctx, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+    assert contents(ctx, trace.snapshot_table()) == integral.rows()
 
 
 def test_a_trace_closed_during_a_level_merge_releases_every_level_once_the_merge_ends(ctx, monkeypatch):
@@ -675,15 +687,8 @@ def test_a_tick_does_not_wait_for_a_spill_and_reads_stay_exact(monkeypatch):
     rnd = random.Random(11)
     trace, other = Trace(rt, SCHEMA, key=["k"]), Trace(rt, SCHEMA, key=["k"])
     other.add(_arrow(rt, {(1, "o"): 1}))
-    want: dict = {}
-
-    def add(change):
-        trace.add(_arrow(rt, change))
-        for r, w in change.items():
-            want[r] = want.get(r, 0) + w
-
-    def check(keys):
-        assert contents(rt, trace.lookup(["k"], keys)) == ZSet([(r, w) for r, w in want.items() if w and (r[0],) in keys])
+    integral = _DictIntegral(rt, trace)
+    add, check, want = integral.add, integral.check, integral.want
 
     while trace._spilling is None:  # a few hundred rows: past the 20 KB budget
         add(_random_change(rnd, want, 60, [None, *range(400)], [None, "a" * 30, "b"]))
@@ -697,7 +702,7 @@ def test_a_tick_does_not_wait_for_a_spill_and_reads_stay_exact(monkeypatch):
     assert trace._spilling is spill and not trace.levels
     rows = pa.Table.from_pylist([{"k": k, "s": s} for (k, s) in list(want)[:50]], schema=pa.schema([("k", pa.int64()), ("s", pa.string())]))
     assert trace.weights(rows).tolist() == [want[(r["k"], r["s"])] for r in rows.to_pylist()]
-    assert contents(rt, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+    assert contents(rt, trace.snapshot_table()) == integral.rows()
     gate.set()
     spill.wait()
     spilled_rows = spill.rows
@@ -706,7 +711,7 @@ def test_a_tick_does_not_wait_for_a_spill_and_reads_stay_exact(monkeypatch):
     assert trace.driver_rows() < spilled_rows and trace._spilling is None
     assert rt.state_budget.used <= 20_000
     check([(k,) for k in [None, *range(400)]])
-    assert contents(rt, trace.snapshot_table()) == ZSet([(r, w) for r, w in want.items() if w])
+    assert contents(rt, trace.snapshot_table()) == integral.rows()
     assert np.array_equal(trace.weights(rows), [want[(r["k"], r["s"])] for r in rows.to_pylist()])
 
     # parts replaced while a spill runs (as a window's release does): the level is not used
@@ -728,7 +733,8 @@ def test_a_tick_does_not_wait_for_a_spill_and_reads_stay_exact(monkeypatch):
     assert [df for df, _ in trace.levels] == levels_before  # the spilled level was not put in
     assert not trace_module.level_is_held(made[-1])  # and was released
     assert contents(rt, trace.snapshot_table()) == before - dropped
-    want = dict(contents(rt, trace.snapshot_table()))
+    want.clear()
+    want.update(contents(rt, trace.snapshot_table()))
     # a trace closed while its spill runs: the level is released when the spill ends
     gate.clear()
     while trace._spilling is None:
