@@ -70,7 +70,7 @@ def _compile(e: Expr, where: str | None) -> Compiled:
     if e.type not in _ARROW_TYPES and e.type != "null":
         raise _NotCovered(e.type)  # dates and timestamps: the row form
     op = e.op
-    if op not in ("lit", "is_null", "case", "AND", "OR", "not", "in") and any(isinstance(a, Expr) and a.type == "null" for a in e.args):
+    if op not in ("lit", "is_null", "case", "AND", "OR", "not", "in", "not_distinct") and any(isinstance(a, Expr) and a.type == "null" for a in e.args):
         raise _NotCovered("a NULL operand")  # rare: the row form knows its result is NULL
     args = [_compile(a, where) if isinstance(a, Expr) else a for a in e.args]
     if op == "col":
@@ -123,6 +123,19 @@ def _compile(e: Expr, where: str | None) -> Compiled:
     if op == "is_null":
         f = args[0]
         return lambda t: pc.is_null(f(t))
+    if op == "not_distinct":  # NULL-safe equality: never NULL
+        f, g = args
+        typed = [(h, a.type) for h, a in zip(args, e.args) if a.type != "null"]
+        if len(typed) < 2:  # against a NULL literal: IS NULL (NULL and NULL: not distinct)
+            return (lambda t: pc.is_null(typed[0][0](t))) if typed else (lambda t: pa.scalar(True))
+
+        def not_distinct(t):
+            x, y = f(t), g(t)
+            x_null, y_null = pc.is_null(x), pc.is_null(y)
+            either = pc.or_(x_null, y_null)
+            return pc.if_else(either, pc.and_(x_null, y_null), pc.fill_null(pc.equal(x, y), False))
+
+        return not_distinct
     if op == "in":
         items = e.args[1:]
         item_type = _ARROW_TYPES.get(e.args[0].type)

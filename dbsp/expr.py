@@ -9,6 +9,7 @@ tuple with SQL null semantics (`to_python`), the reference evaluator's form.
 
 Supported: column references, number/string/boolean/NULL literals, + - * / %,
 unary minus, = <> != < <= > >=, AND OR NOT (three-valued), IS [NOT] NULL,
+IS [NOT] DISTINCT FROM (and <=>: NULL-safe, never NULL), IS [NOT] TRUE / FALSE,
 [NOT] IN (values...), [NOT] BETWEEN, CASE (searched and simple), [NOT] LIKE / ILIKE
 (of a literal pattern, matched in linear time: dbsp.functions),
 CAST / :: (NULL when a value does not convert), and the functions of dbsp.functions
@@ -18,6 +19,12 @@ cardinality / array_size, array_contains and element_at (1-based; negative count
 from the end; out of range is NULL); lists cannot be compared. Division is always double;
 x / 0 and x % 0 are NULL (as Spark's try_divide / try_mod). Dates and timestamps
 compare with ISO strings.
+
+Every argument sqlglot sets on a node is either read into the tree or refused
+(`_READS`): `s NOT LIKE p` comes as a Like node with `negate` set, and a builder that
+read only `this` and `expression` silently evaluated `s LIKE p`. The same holds for
+BETWEEN SYMMETRIC, TRIM(LEADING 'x' FROM s), floor(x, 2), CAST ... FORMAT, and any
+argument a later sqlglot adds.
 """
 from __future__ import annotations
 
@@ -96,6 +103,8 @@ class Expr:
                 return F.try_mod(a[0], a[1])
             case "is_null":
                 return a[0].isNull()
+            case "not_distinct":
+                return a[0].eqNullSafe(a[1])
             case "in":
                 return a[0].isin(*a[1:])
             case "between":
@@ -189,6 +198,14 @@ def _py(e: Expr, index: dict[str, int], where: str | None):
     if op == "is_null":
         f = args[0]
         return lambda r: f(r) is None
+    if op == "not_distinct":  # NULL-safe equality: two NULLs are not distinct, a NULL and a value are
+        f, g, eq = args[0], args[1], _BINARY["="]
+
+        def not_distinct(r):
+            x, y = f(r), g(r)
+            return x is None and y is None if x is None or y is None else eq(x, y)
+
+        return not_distinct
     if op == "in":
         f, items = args[0], args[1:]
 
@@ -332,6 +349,40 @@ def _comparable(a: Expr, b: Expr) -> tuple[Expr, Expr]:
     raise ExpressionError(f"cannot compare {ta} with {tb}")
 
 
+# The sqlglot arguments the builder reads, per node class. Any other argument set on a
+# node changes what the text means, so the node is refused: `_TOLERATED` lists the
+# arguments sqlglot sets to a value that means what the builder already does.
+_BINARY_READS = {"this", "expression"}
+_READS: dict[type, set[str]] = {
+    exp.Paren: {"this"}, exp.Column: {"this"}, exp.Literal: {"this", "is_string"}, exp.Boolean: {"this"},
+    exp.Null: set(), exp.Neg: {"this"}, exp.Not: {"this"}, exp.Is: {"this", "expression", "negate"},
+    exp.In: {"this", "expressions"}, exp.Between: {"this", "low", "high"}, exp.Case: {"this", "ifs", "default"},
+    exp.If: {"this", "true"}, exp.Like: {"this", "expression", "negate"}, exp.ILike: {"this", "expression", "negate"},
+    exp.Cast: {"this", "to"}, exp.TryCast: {"this", "to"}, exp.NullSafeEQ: _BINARY_READS, exp.NullSafeNEQ: _BINARY_READS,
+    exp.ArraySize: {"this"}, exp.ArrayContains: _BINARY_READS, exp.Anonymous: {"this", "expressions"},
+    **{cls: _BINARY_READS for cls in (*COMPARISONS, *ARITHMETIC, *LOGICAL)},
+    **{getattr(exp, name): {"this", "expressions"} for name in fns.SQLGLOT_NAMES},
+}
+_READS[exp.Round] = {"this", "decimals"}
+_READS[exp.Substring] = {"this", "start", "length"}
+_READS[exp.Replace] = {"this", "expression", "replacement"}
+_READS[exp.DPipe] = _READS[exp.Nullif] = _BINARY_READS
+_TOLERATED: dict[str, object] = {
+    "negate": False, "safe": True,  # DPipe, Concat, TryCast: NULL in, NULL out; TRY_CAST is NULL when it fails
+    "coalesce": False,  # Concat: NULLs are not skipped
+    "ignore_nulls": True,  # GREATEST / LEAST skip NULLs (Spark's, the engine's)
+    "is_nvl": True, "is_null": False,  # NVL / IFNULL are COALESCE
+    "typed": False,  # Div: the engine's / is double division (and x / 0 is NULL)
+    "check_null": False, "ensure_variant": False, "nested": False, "zero_start": False,
+}
+_ARGUMENT_NAMES = {
+    "symmetric": "BETWEEN SYMMETRIC", "position": "LEADING / TRAILING",
+    "format": "a FORMAT", "decimals": "a number of decimals", "truncate": "truncation",
+    "binary": "a binary length", "encoding": "an encoding", "collation": "a collation",
+    "table": "a qualified column", "query": "a subquery", "unnest": "UNNEST", "default": "a DEFAULT",
+}
+
+
 class _Builder:
     def __init__(self, text: str, schema: Schema):
         self.text = text
@@ -340,7 +391,29 @@ class _Builder:
     def fail(self, message: str, node: exp.Expression):
         raise ExpressionError(message, _position(node))
 
+    def check_arguments(self, node: exp.Expression) -> None:
+        """Refuse a node carrying an argument the builder does not read (see `_READS`)."""
+        reads = _READS.get(type(node))
+        if reads is None:
+            return  # not an accepted node: refused below, naming it
+        unread = []
+        for key, value in node.args.items():
+            if key in reads or key.startswith("_") or value is None or value is False or value == []:
+                continue
+            if key in _TOLERATED and value == _TOLERATED[key]:
+                continue
+            if isinstance(node, exp.Column) and key == "table":
+                continue  # refused below with its own hint
+            what = _ARGUMENT_NAMES.get(key)
+            if isinstance(node, exp.Trim) and key == "expression":
+                what = "characters to trim"
+            unread.append(what or f"{key} {value.sql() if isinstance(value, exp.Expression) else value!r}")
+        if unread:
+            name = node.sql_name() if isinstance(node, exp.Func) and not isinstance(node, exp.Anonymous) else _sql_name(node)
+            self.fail(f"{name} with {' and '.join(sorted(unread))} is not supported", node)
+
     def build(self, node: exp.Expression) -> Expr:
+        self.check_arguments(node)
         if isinstance(node, exp.Paren):
             return self.build(node.this)
         if isinstance(node, exp.Column):
@@ -407,9 +480,24 @@ class _Builder:
                 result = "bigint"
             return Expr(op, (a, b), result)
         if isinstance(node, exp.Is):
-            if not isinstance(node.expression, exp.Null):
-                self.fail("only IS NULL / IS NOT NULL are supported", node)
-            return Expr("is_null", (self.build(node.this),), "boolean")
+            subject = self.build(node.this)
+            if isinstance(node.expression, exp.Null):
+                test = Expr("is_null", (subject,), "boolean")
+            elif isinstance(node.expression, exp.Boolean):  # x IS TRUE: x IS NOT DISTINCT FROM TRUE
+                if subject.type not in ("boolean", "null"):
+                    self.fail(f"IS {'TRUE' if node.expression.this else 'FALSE'} needs a boolean, got {subject.type}", node)
+                test = Expr("not_distinct", (subject, Expr("lit", (), "boolean", bool(node.expression.this))), "boolean")
+            else:
+                self.fail("IS takes NULL, TRUE, FALSE or DISTINCT FROM (x IS NOT NULL, x IS TRUE, x IS DISTINCT FROM y)", node)
+            return Expr("not", (test,), "boolean") if node.args.get("negate") else test
+        if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            word = "IS NOT DISTINCT FROM" if isinstance(node, exp.NullSafeEQ) else "IS DISTINCT FROM"
+            try:
+                a, b = _comparable(self.build(node.this), self.build(node.expression))
+            except ExpressionError as e:
+                raise ExpressionError(f"{word}: {e}", e.position if e.position is not None else _position(node)) from None
+            same = Expr("not_distinct", (a, b), "boolean")
+            return same if isinstance(node, exp.NullSafeEQ) else Expr("not", (same,), "boolean")
         if isinstance(node, exp.In):
             if node.args.get("query") or not node.expressions:
                 self.fail("IN takes a list of values, e.g. x IN (1, 2, 3)", node)
@@ -446,7 +534,8 @@ class _Builder:
                 except fns.LikePatternError as e:
                     start = _position(node.expression)
                     raise ExpressionError(str(e), None if start is None else start + 1 + e.offset) from None
-            return Expr("like", (a, b), "boolean", isinstance(node, exp.ILike))
+            like = Expr("like", (a, b), "boolean", isinstance(node, exp.ILike))
+            return Expr("not", (like,), "boolean") if node.args.get("negate") else like
         if isinstance(node, (exp.Cast, exp.TryCast)):
             inner = self.build(node.this)
             target = fns.CAST_NAMES.get(node.to.this.name)
@@ -457,6 +546,9 @@ class _Builder:
                     self.fail(f"cannot cast {inner.type} to {target} (only NULL casts to a list type)", node)
             if target is None:
                 self.fail(f"cannot cast to {node.to.sql()} (types: bigint, double, varchar, boolean, date, timestamp)", node)
+            if node.to.this.name != "ARRAY" and node.to.expressions:  # VARCHAR(10) truncates, DECIMAL(10, 2) rounds
+                self.fail(f"cannot cast to {node.to.sql()}: type parameters are not supported "
+                          f"(cast to {node.to.this.name}{'; round() rounds' if target == 'double' else ''})", node)
             if inner.type != "null" and (inner.type, target) not in fns.ALLOWED_CASTS and inner.type != target:
                 self.fail(f"cannot cast {inner.type} to {target}", node)
             return Expr("cast", (inner,), target)
