@@ -61,6 +61,9 @@ class Expr:
 
         where = where or self.where
         a = [x.to_spark(where) if isinstance(x, Expr) else x for x in self.args]
+        if self.op in ("not", "AND", "OR", "case"):  # a NULL literal where Spark wants a boolean: typed
+            conditions = range(len(a)) if self.op != "case" else range(0, len(a) - 1, 2)
+            a = [x.cast("boolean") if i in conditions and self.args[i].type == "null" else x for i, x in enumerate(a)]
         match self.op:
             case "col":
                 return F.col(self.value)

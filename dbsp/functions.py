@@ -216,7 +216,8 @@ def _substring_spark(c, start, length=None):
     end = n if length is None else begin + length.cast(exact)
     first = F.least(F.greatest(begin, zero), n)
     last = F.least(F.greatest(end, first), n)
-    return c.substr((first + 1).cast("int"), (last - first).cast("int"))
+    known = start.isNotNull() if length is None else start.isNotNull() & length.isNotNull()
+    return F.when(known, c.substr((first + 1).cast("int"), (last - first).cast("int")))  # a NULL bound: NULL, not the whole string
 
 
 def _floor(x):

@@ -38,7 +38,10 @@ class Filter(Operator):
         import pyarrow.compute as pc
 
         table = tables["in"]
+        if self.expr.type == "null":  # WHERE NULL keeps nothing
+            return table.slice(0, 0).cast(output)
         return table.filter(pc.fill_null(self._arrow(table), False)).cast(output)
 
     def spark(self, ctx, inputs):
-        return inputs["in"].where(self.expr.to_spark())
+        predicate = self.expr.to_spark()
+        return inputs["in"].where(predicate.cast("boolean") if self.expr.type == "null" else predicate)  # WHERE NULL
