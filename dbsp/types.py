@@ -71,6 +71,11 @@ def decode_list(value):
     return tuple(json.loads(value) if isinstance(value, str) else value)
 
 
+#: the largest integer every double up to which is exact (2^53): an integral double past
+#: it may stand for many integers (orjson reads -9223372036854775809 as -2^63 as a double)
+EXACT_FLOAT_INT = 2 ** 53
+
+
 def coerce_value(value, column: Column):
     """Convert one JSON value to the column's Python type; raise ValueError with a reason."""
     if value is None:
@@ -91,8 +96,11 @@ def coerce_value(value, column: Column):
         return tuple(out)
     if t == "bigint":
         if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
+            if isinstance(value, float) and value.is_integer() and abs(value) <= EXACT_FLOAT_INT:
                 value = int(value)
+            elif isinstance(value, float) and value.is_integer():  # 1e19, or an integer a parser read as a double
+                raise ValueError(f"{value!r} is not an exact integer (a number past ±2^53 written with a fraction or "
+                                 f"exponent, or outside the bigint range, has lost digits)")
             else:
                 raise ValueError(f"expected an integer (bigint), got {value!r}")
         if not BIGINT_MIN <= value <= BIGINT_MAX:

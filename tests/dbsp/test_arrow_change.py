@@ -90,3 +90,25 @@ def test_values_take_the_row_paths_one_form():
     """-0.0 is 0.0 (equal values group together), an integer in a double column a double."""
     table = arrow_change.from_records([{"insert": {"id": 1, "x": -0.0}}, {"insert": {"id": 2, "x": 3}}], SCHEMA)
     assert json.dumps([r["data"]["x"] for r in arrow_change.records_json(table, SCHEMA)]) == "[0.0, 3.0]"
+
+
+def test_an_integral_double_is_a_bigint_only_while_exact():
+    """1e3 is 1000, but a double past 2^53 stands for many integers: -9223372036854775809
+    read by orjson is the double -2^63, which is not the number pushed (issue 30)."""
+    import pytest
+
+    from dbsp.types import coerce_value
+
+    column = Column("id", "bigint", False)
+    assert coerce_value(1e3, column) == 1000 and coerce_value(-(2.0 ** 53), column) == -(2 ** 53)
+    for value in (-9.223372036854776e18, 1.8446744073709552e19, 2.0 ** 53 + 2, 1e19):
+        with pytest.raises(ValueError, match="not an exact integer"):
+            coerce_value(value, column)
+        records = [{"insert": {"id": value}}]
+        assert arrow_change.from_records(records, SCHEMA) is None  # the row path decides, and refuses
+        try:
+            changes_and_items(records, SCHEMA)
+        except DataInvalid as e:
+            assert "not an exact integer" in str(e)
+        else:
+            raise AssertionError(f"{value!r} was taken as a bigint")

@@ -144,3 +144,13 @@ def test_bodies_over_the_size_limit_are_refused_unread(run, client_for):
     upload = SimpleUploadedFile("orders.csv", big_csv.encode(), content_type="text/csv")
     assert api.post(f"/api/runs/{run.pk}/inputs/orders/push/", {"file": upload}, format="multipart").status_code == 413
     assert Push.objects.count() == 0
+
+
+@pytest.mark.parametrize("value", ["-9223372036854775809", "-9223372036854776832", "9223372036854775808", "18446744073709551616"])
+def test_a_bigint_out_of_range_is_refused_naming_line_and_column(run, client_for, value):
+    response = post_csv(client_for(run.created_by), run, f"id,customer,amount\n1,ada,{value}\n")
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert (error["row"], error["line"], error["field"]) == (0, 2, "amount")
+    assert "out of the bigint range" in error["message"] and value in error["message"]
+    assert Push.objects.count() == 0

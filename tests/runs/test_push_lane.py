@@ -139,6 +139,13 @@ REFUSED = {
     "delete of an absent row": ([{"delete": ADA}], {}, 400),
     "unknown input": ([{"insert": ADA}], {"input": "shipments"}, 404),
     "bad token": ([{"insert": ADA}], {"token": "0" * 40}, 403),
+    # out of the bigint range: orjson reads these as doubles (-2^63 and 2^64 as floats),
+    # which the lane used to take as -9223372036854775808 (issue 30)
+    "bigint below the range": ([{"insert": {**ADA, "id": -9223372036854775809}}], {}, 400),
+    "bigint far below the range": ([{"insert": {**ADA, "id": -9223372036854776832}}], {}, 400),
+    "bigint above the range": ([{"insert": {**ADA, "id": 9223372036854775808}}], {}, 400),
+    "bigint above 2^64": ([{"insert": {**ADA, "amount": 18446744073709551616}}], {}, 400),
+    "an integral double past 2^53": (b'[{"insert": {"id": 1, "customer": "ada", "amount": 1e19}}]', {}, 400),
 }
 
 
