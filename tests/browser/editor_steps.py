@@ -104,7 +104,7 @@ def build_transactions(page: Page) -> None:
     fill_text(page, "param-columns-1-expr", "credits - debits")
 
     configure_aggregate(page, "sum_of_balances", [], "sum", "balance", "total")
-    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true", timeout=15_000)
+    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
 
 
 def _settled_box(locator) -> dict:

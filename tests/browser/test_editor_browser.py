@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from circuits import services
-from tests.browser.chromium import launch
+from tests.browser.chromium import TIMEOUT_MS, launch, new_context
 from tests.browser.editor_steps import (
     build_transactions,
     connect,
@@ -35,11 +35,10 @@ def browser(live_stack):
         contexts = []
 
         def new_page():
-            context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1800, "height": 1100},
+            context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1800, "height": 1100},
                                           accept_downloads=True)
             contexts.append(context)
             page = context.new_page()
-            page.set_default_timeout(30_000)
             return page
 
         yield new_page
@@ -102,7 +101,7 @@ def assert_side_by_side(page):
     assert plan["x"] + plan["width"] <= page.viewport_size["width"], (plan, page.viewport_size)
 
 
-def assert_inside(page, inner, outer, timeout_ms=5_000):
+def assert_inside(page, inner, outer, timeout_ms=TIMEOUT_MS):
     """Waits until `inner`'s box lies within `outer`'s (e.g. a node within the canvas after a fit)."""
     deadline = time.monotonic() + timeout_ms / 1000
     while True:
@@ -184,13 +183,13 @@ def test_build_run_export_reimport_share_and_fork_the_transactions_circuit(live_
 
     # Run it and push the three transactions from the form.
     page.get_by_test_id("start-run").click()
-    expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("running")
     totals = page.get_by_test_id("view-table-total")
     for tick, (tid, src, dst, amount) in enumerate(TRANSACTIONS):
         for column, value in (("id", tid), ("from_acct", src), ("to_acct", dst), ("amount", amount)):
             page.get_by_test_id(f"push-field-transactions-{column}").fill(str(value))
         page.get_by_test_id("push-insert-transactions").click()
-        expect(page.get_by_test_id("run-tick")).to_have_text(str(tick), timeout=60_000)
+        expect(page.get_by_test_id("run-tick")).to_have_text(str(tick))
         expected_total = [0, 20, 0][tick]
         expect(totals.get_by_test_id("view-row")).to_have_count(1)
         expect(totals.get_by_test_id("view-row")).to_contain_text(str(expected_total))

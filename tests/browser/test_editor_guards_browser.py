@@ -83,13 +83,13 @@ def test_start_run_on_unsaved_work_saves_a_version_with_its_message_then_runs_it
     page.goto(f"/#/circuits/{circuit.id}")
     select(page, "big")
     page.get_by_test_id("param-predicate").fill("amount > 200")
-    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true", timeout=15_000)
+    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
     expect(page.get_by_test_id("unsaved")).to_be_visible()
 
     asked = []
     page.once("dialog", lambda d: (asked.append((d.type, d.message, d.default_value)), d.accept("raise the bar to 200")))
     page.get_by_test_id("start-run").click()
-    expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("running")
     kind, message, default = answered(page, asked)[0]
     assert kind == "prompt" and "Save them as version 2" in message and default == ""
     run_id = int(page.url.rsplit("/", 1)[-1])
@@ -177,7 +177,7 @@ def test_leaving_unsaved_work_asks_and_leaving_saved_work_does_not(browser, make
     expect(page.get_by_test_id("unsaved")).to_be_visible()
     answer["accept"] = True
     page.close(run_before_unload=True)
-    page.wait_for_event("close", timeout=10_000)
+    page.wait_for_event("close")
     assert dialogs[-1][0] == "beforeunload"
 
 
@@ -204,18 +204,18 @@ def test_a_stale_save_error_never_stands_beside_valid(browser, make_user):
 
     # A refused save says why; fixing the document takes the banner away.
     predicate.fill("amount > > 100")
-    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "false", timeout=15_000)
+    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "false")
     page.get_by_test_id("save-version").click()
     expect(page.get_by_test_id("save-error")).to_be_visible()
     shot(page, "editor-guards-save-error")
     predicate.fill("amount > 100")
-    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true", timeout=15_000)
+    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
     expect(page.get_by_test_id("save-error")).to_have_count(0)
 
     # The same when the fix is typed while the refused save is still on its way: the
     # answer about the old document must not stand beside the new one's "✓ valid".
     predicate.fill("amount > > 100")
-    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "false", timeout=15_000)
+    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "false")
     held = []
     page.route(f"**/api/circuits/{circuit.id}/versions/", lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
     page.get_by_test_id("save-version").click()
@@ -225,7 +225,7 @@ def test_a_stale_save_error_never_stands_beside_valid(browser, make_user):
         page.wait_for_timeout(100)
     assert held, "the save was not sent"
     predicate.fill("amount > 100")
-    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true", timeout=15_000)
+    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
     held[0].continue_()
     expect(page.get_by_test_id("save-version")).to_be_enabled()
     page.wait_for_timeout(500)

@@ -11,20 +11,18 @@ import re
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch
+from tests.browser.chromium import launch, new_context
 from tests.browser.test_run_dashboard_browser import log_in, start_run_from_the_circuit_page
 from tests.conftest import ARTIFACTS, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
-TICK_TIMEOUT = 90_000
 
 
 @pytest.fixture
 def page(live_stack):
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        context.set_default_timeout(30_000)
+        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
         yield context.new_page()
         context.close()
         browser.close()
@@ -51,9 +49,9 @@ def test_explain_a_path_of_the_transitive_closure_and_a_change(live_stack, page,
     log_in(page, "explainer")
     run_id = start_run_from_the_circuit_page(page, circuit.pk)
     push_edges(page, [(0, 1), (1, 2), (2, 3)])
-    expect(page.get_by_test_id("run-tick")).to_have_text("0", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("0")
     push_edges(page, [(3, 4)])
-    expect(page.get_by_test_id("run-tick")).to_have_text("1", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("1")
     rows = page.get_by_test_id("view-table-closure").get_by_test_id("view-row")
     expect(rows).to_have_count(10)
 

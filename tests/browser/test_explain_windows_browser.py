@@ -10,20 +10,18 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch
+from tests.browser.chromium import launch, new_context
 from tests.browser.test_run_dashboard_browser import log_in, start_run_from_the_circuit_page
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
-TICK_TIMEOUT = 90_000
 
 
 @pytest.fixture
 def page(live_stack):
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        context.set_default_timeout(30_000)
+        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
         yield context.new_page()
         context.close()
         browser.close()
@@ -44,7 +42,7 @@ def test_explain_a_minute_of_a_sensor_with_its_late_reading_from_a_past_tick(liv
     for tick, line in enumerate(lines):  # one tick each: lateness depends on the order
         for input_name, records in json.loads(line).items():
             assert client.post(f"/api/runs/{run_id}/inputs/{input_name}/push/", json=records).status_code == 202
-        expect(page.get_by_test_id("run-tick")).to_have_text(str(tick), timeout=TICK_TIMEOUT)
+        expect(page.get_by_test_id("run-tick")).to_have_text(str(tick))
 
     page.get_by_test_id("tick-slider-number").fill("2")
     past = page.get_by_test_id("past-table-sensor_averages")

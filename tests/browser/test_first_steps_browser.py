@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from circuits import services
-from tests.browser.chromium import launch
+from tests.browser.chromium import launch, new_context
 from tests.browser.editor_steps import node, select
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
@@ -39,10 +39,9 @@ def browser(live_stack):
         contexts = []
 
         def new_page():
-            context = browser.new_context(base_url=live_stack.base_url, viewport=VIEWPORT, accept_downloads=True)
+            context = new_context(browser, base_url=live_stack.base_url, viewport=VIEWPORT, accept_downloads=True)
             contexts.append(context)
             page = context.new_page()
-            page.set_default_timeout(30_000)
             return page
 
         yield new_page
@@ -130,13 +129,13 @@ def test_dashboard_outputs_first_chart_defaults_neutral_colours_and_stop_confirm
     log_in(page, "newdash")
     page.goto(f"/#/circuits/{circuit.id}")
     page.get_by_test_id("start-run").click()
-    expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("running")
     run_id = int(page.url.rsplit("/", 1)[-1])
     # The three transactions of DBSP.md, one push (one tick) each, as `python -m dbsp run` reads them.
     for line in (EXAMPLES / "transactions.pushes.jsonl").read_text().splitlines():
         for input_name, records in json.loads(line).items():
             assert client.post(f"/api/runs/{run_id}/inputs/{input_name}/push/", json=records).status_code == 202
-    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes", timeout=60_000)
+    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes")
     expect(page.get_by_test_id("view-table-total").get_by_test_id("view-row")).to_have_text("0")
     page.evaluate("window.scrollTo(0, 0)")
 
@@ -188,7 +187,7 @@ def test_dashboard_outputs_first_chart_defaults_neutral_colours_and_stop_confirm
     expect(page.get_by_test_id("run-status")).to_have_text("running")
     page.once("dialog", lambda d: d.accept())
     page.get_by_test_id("stop-run").click()
-    expect(page.get_by_test_id("run-status")).to_have_text("stopped", timeout=60_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("stopped")
     client.close()
 
 
@@ -214,7 +213,7 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     select(page, "big")
     width = node_boxes(page)["big"][2]
     page.get_by_test_id("param-predicate").fill("amount > > 100 and the rest of a long, long sentence")
-    expect(page.get_by_test_id("node-errors-big")).to_be_visible(timeout=15_000)
+    expect(page.get_by_test_id("node-errors-big")).to_be_visible()
     assert node_boxes(page)["big"][2] == width
     wait_apart(page)
     # ... once per place in the panel: under the field, not again in the node's problem list.
@@ -222,7 +221,7 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     expect(page.get_by_test_id("node-problems")).to_have_count(0)
     shot(page, "editor-error-on-node")
     page.get_by_test_id("param-predicate").fill("amount > 100")
-    expect(page.get_by_test_id("node-errors-big")).to_have_count(0, timeout=15_000)
+    expect(page.get_by_test_id("node-errors-big")).to_have_count(0)
 
     # A pasted node lands beside the original, not on it.
     page.get_by_test_id("copy").click()
@@ -282,7 +281,7 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
     page.get_by_test_id("param-size").fill("2")
     page.get_by_test_id("param-lateness-unit").select_option("minutes")
     page.get_by_test_id("param-lateness").fill("1")
-    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true", timeout=15_000)
+    expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
     page.get_by_test_id("version-message").fill("longer windows, a minute late")
     shot(page, "editor-window-durations")
     page.get_by_test_id("save-version").click()
@@ -294,7 +293,7 @@ def test_editor_layout_durations_palette_paste_and_confirmations(live_stack, bro
 
     # The diff shows what a field was and what it became; history opens in view.
     page.get_by_test_id("toggle-history").click()
-    expect(page.get_by_test_id("version-history")).to_be_in_viewport(timeout=5_000)
+    expect(page.get_by_test_id("version-history")).to_be_in_viewport()
     expect(page.get_by_test_id("version-message-2")).to_contain_text("longer windows, a minute late")
     page.get_by_test_id("version-diff-1").click()
     size = page.locator('[data-testid=diff-field][data-field="params.size"]')
@@ -346,7 +345,7 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
 
     # The compiled plan opens readable beside the editor and full size over the page.
     page.get_by_test_id("toggle-plan").click()
-    expect(page.get_by_test_id("plan-pane").get_by_test_id("plan-circuit-node").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_test_id("plan-pane").get_by_test_id("plan-circuit-node").first).to_be_visible()
     page.get_by_test_id("plan-full-size").click()
     pane = page.get_by_test_id("plan-pane")
     box = pane.bounding_box()
@@ -358,7 +357,7 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     page.get_by_test_id("plan-full-size").click()
 
     page.get_by_test_id("start-run").click()
-    expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("running")
     run_id = int(page.url.rsplit("/", 1)[-1])
 
     # JSONL: the demo's own push file, previewed, then sent one push per line.
@@ -375,7 +374,7 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     shot(page, "dashboard-jsonl-preview")
     page.get_by_test_id("jsonl-submit").click()
     expect(page.get_by_test_id("jsonl-result")).to_have_text("Sent 3 pushes.")
-    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes", timeout=60_000)
+    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes")
     rows = page.get_by_test_id("view-table-big_orders").get_by_test_id("view-row")
     expect(rows).to_have_count(1)
     expect(rows).to_have_text(re.compile(r"3\s*cy\s*120"))
@@ -388,7 +387,7 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     page.get_by_test_id("push-field-orders-id").fill("7")
     page.get_by_test_id("push-insert-orders").click()
     expect(page.get_by_test_id("push-result-orders")).to_contain_text("Accepted")
-    expect(rows).to_have_count(2, timeout=60_000)
+    expect(rows).to_have_count(2)
     expect(page.get_by_test_id("view-table-big_orders")).to_contain_text("1000")
 
     # The CSV preview shows every column of the push: left-out ones as null, _weight as 1.
@@ -422,6 +421,6 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     expect(row).to_have_attribute("data-status", "running")
     page.once("dialog", lambda d: d.accept())
     page.get_by_test_id(f"run-stop-{run_id}").click()
-    expect(row).to_have_attribute("data-status", "stopped", timeout=60_000)
+    expect(row).to_have_attribute("data-status", "stopped")
     expect(page.get_by_test_id(f"run-stop-{run_id}")).to_have_count(0)
     shot(page, "my-runs")

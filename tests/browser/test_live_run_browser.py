@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from circuits import services
-from tests.browser.chromium import launch
+from tests.browser.chromium import launch, new_context
 from tests.conftest import ARTIFACTS, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -16,9 +16,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(trans
 def page(live_stack):
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1280, "height": 900})
+        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1280, "height": 900})
         page = context.new_page()
-        page.set_default_timeout(30_000)
         yield page
         context.close()
         browser.close()
@@ -45,7 +44,7 @@ def test_login_start_push_and_see_the_delta(page, make_user):
     expect(page.get_by_test_id("circuit-name")).to_have_text("Big orders")
     expect(page.get_by_test_id("circuit-node")).to_have_count(3)
     page.get_by_test_id("start-run").click()
-    expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("running")
     expect(page.get_by_test_id("ws-state")).to_have_text("live")
 
     page.get_by_test_id("push-field-orders-id").fill("1")
@@ -54,7 +53,7 @@ def test_login_start_push_and_see_the_delta(page, make_user):
     page.get_by_test_id("push-insert-orders").click()
 
     arrived = page.get_by_test_id("delta-feed-big_orders").get_by_test_id("delta-row")
-    expect(arrived).to_have_count(1, timeout=60_000)
+    expect(arrived).to_have_count(1)
     expect(arrived.first).to_have_attribute("data-tick", "0")
     expect(arrived.first).to_have_attribute("data-weight", "1")
     expect(arrived.first).to_contain_text("ada")
@@ -66,11 +65,11 @@ def test_login_start_push_and_see_the_delta(page, make_user):
     page.get_by_test_id("push-field-orders-id").fill("2")
     page.get_by_test_id("push-field-orders-amount").fill("5")
     page.get_by_test_id("push-insert-orders").click()
-    expect(page.get_by_test_id("run-tick")).to_have_text("1", timeout=60_000)
+    expect(page.get_by_test_id("run-tick")).to_have_text("1")
     page.get_by_test_id("push-field-orders-id").fill("1")
     page.get_by_test_id("push-field-orders-amount").fill("250")
     page.get_by_test_id("push-delete-orders").click()
-    expect(arrived).to_have_count(2, timeout=60_000)
+    expect(arrived).to_have_count(2)
     expect(arrived.first).to_have_attribute("data-weight", "-1")
     expect(arrived.first).to_have_attribute("data-tick", "2")
     expect(page.get_by_test_id("view-table-big_orders").get_by_test_id("view-row")).to_have_count(0)
@@ -89,7 +88,7 @@ def start_a_run(page, make_user, username, name, example_name):
     log_in(page, username, "demo-pass-123")
     page.get_by_test_id("circuit-item").first.get_by_role("link").click()
     page.get_by_test_id("start-run").click()
-    expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("running")
 
 
 def test_bad_value_in_the_push_form_shows_the_error(page, make_user):
@@ -115,7 +114,7 @@ def test_push_a_list_from_the_form_and_see_it_exploded(page, make_user):
     page.get_by_test_id("push-field-orders-tags").fill('["gift", "urgent", "gift"]')
     page.get_by_test_id("push-insert-orders").click()
     counts = page.get_by_test_id("view-table-tag_counts").get_by_test_id("view-row")
-    expect(counts).to_have_count(2, timeout=60_000)
+    expect(counts).to_have_count(2)
     expect(counts.filter(has_text="gift").first).to_contain_text("2")  # the list's duplicate counts twice
     sizes = page.get_by_test_id("view-table-order_sizes").get_by_test_id("view-row")
     expect(sizes).to_have_count(1)

@@ -89,7 +89,7 @@ def test_my_runs_across_two_circuits_with_status_filter_and_stop_confirmation(li
     assert client.get(f"/api/runs/{running}/").json()["status"] == "running"
     page.once("dialog", lambda d: d.accept())
     page.get_by_test_id(f"run-stop-{running}").click()
-    expect(row(page, running)).to_have_attribute("data-status", "stopped", timeout=30_000)
+    expect(row(page, running)).to_have_attribute("data-status", "stopped")
     expect(page.get_by_test_id(f"run-stop-{running}")).to_have_count(0)
     assert client.get(f"/api/runs/{running}/").json()["status"] == "stopped"
     shot(page, "my-runs-after-stop")

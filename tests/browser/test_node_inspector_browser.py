@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch
+from tests.browser.chromium import TIMEOUT_S, launch, new_context
 from tests.browser.test_run_dashboard_browser import log_in
 from tests.browser.test_verify_browser import wait_applied
 from tests.conftest import ARTIFACTS, example
@@ -28,8 +28,7 @@ BULK = [(i, 9, 8, 1000 + i) for i in range(3, 253)]  # tick 3: 250 more rows (ac
 def page(live_stack, verify_worker):
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        context.set_default_timeout(30_000)
+        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
         yield context.new_page()
         context.close()
         browser.close()
@@ -44,7 +43,7 @@ def table_cells(page):
     return [tuple(row.locator("td").all_inner_texts()) for row in page.get_by_test_id("inspector-table").locator("tbody tr[data-index]").all()]
 
 
-def wait_rows(page, expected, timeout=60, first=None):
+def wait_rows(page, expected, timeout=TIMEOUT_S, first=None):
     """Until the rows in sight (or the first `first` of them) are `expected`."""
     deadline = time.monotonic() + timeout
     while (cells := table_cells(page)[:first]) != expected:
@@ -64,9 +63,9 @@ def inspect_at(page, node, tick, kind):
         page.get_by_test_id("inspector-tick").fill(str(tick))
     page.get_by_test_id(f"inspector-kind-{kind}").click()
     table = page.get_by_test_id("inspector-table")
-    expect(table).to_have_attribute("data-kind", kind, timeout=90_000)
+    expect(table).to_have_attribute("data-kind", kind)
     if tick is not None:
-        expect(table).to_have_attribute("data-tick", str(tick), timeout=90_000)
+        expect(table).to_have_attribute("data-tick", str(tick))
 
 
 @pytest.mark.timeout(600)  # two JVMs and a run's Spark ticks on a loaded 2-core machine
@@ -97,11 +96,11 @@ def test_inspect_nodes_at_two_ticks_page_sort_and_inside_a_fixed_point(live_stac
     page.get_by_test_id("inspector-kind-integral").click()
     wait_rows(page, [("1", "20", "1", "50", "+1"), ("2", "50", "2", "30", "+1"), ("3", "30", "3", "20", "+1")])
     page.get_by_test_id("inspector-tick").fill("1")
-    expect(page.get_by_test_id("inspector-table")).to_have_attribute("data-tick", "1", timeout=90_000)
+    expect(page.get_by_test_id("inspector-table")).to_have_attribute("data-tick", "1")
     wait_rows(page, [("2", "50", "2", "30", "+1")])
     page.get_by_test_id("inspector-tick").fill("3")
     page.get_by_test_id("inspector-kind-delta").click()
-    expect(page.get_by_test_id("inspector-empty")).to_have_text("No change at this tick.", timeout=90_000)
+    expect(page.get_by_test_id("inspector-empty")).to_have_text("No change at this tick.")
 
     # the total of balances at tick 2: its old value deleted, the new one inserted
     inspect_at(page, "sum_of_balances", 2, "delta")
@@ -120,7 +119,7 @@ def test_inspect_nodes_at_two_ticks_page_sort_and_inside_a_fixed_point(live_stac
     wait_rows(page, [(str(i), "9", "8", str(1000 + i), "+1") for i in range(252, 247, -1)], first=5)
     shoot(page, "node-inspector.png")
     page.get_by_test_id("inspector-scroll").evaluate("el => { el.scrollTop = el.scrollHeight; }")
-    expect(page.get_by_test_id("inspector-table").locator("tbody tr[data-index='252']")).to_contain_text("20", timeout=30_000)
+    expect(page.get_by_test_id("inspector-table").locator("tbody tr[data-index='252']")).to_contain_text("20")
     last = table_cells(page)[-3:]
     assert last == [("0", "1", "2", "50", "+1"), ("1", "2", "3", "30", "+1"), ("2", "3", "1", "20", "+1")]
     page.get_by_test_id("inspector-search").fill("1251")

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch
+from tests.browser.chromium import launch, new_context
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -26,8 +26,7 @@ PASSWORD = "prof-pass-123"
 def page(live_stack):
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        context.set_default_timeout(30_000)
+        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
         yield context.new_page()
         context.close()
         browser.close()

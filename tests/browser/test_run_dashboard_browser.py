@@ -14,20 +14,18 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch
+from tests.browser.chromium import TIMEOUT_S, launch, new_context
 from tests.conftest import ARTIFACTS, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
-TICK_TIMEOUT = 60_000
 
 
 @pytest.fixture
 def browser_context(live_stack):
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1400, "height": 1000})
-        context.set_default_timeout(30_000)
+        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1400, "height": 1000})
         yield context
         context.close()
         browser.close()
@@ -67,7 +65,7 @@ def log_in(page, username):
 def start_run_from_the_circuit_page(page, circuit_id):
     page.goto(f"/#/circuits/{circuit_id}")
     page.get_by_test_id("start-run").click()
-    expect(page.get_by_test_id("run-status")).to_have_text("running", timeout=90_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("running")
     expect(page.get_by_test_id("ws-state")).to_have_text("live")
     return int(page.url.rsplit("/", 1)[-1])
 
@@ -113,9 +111,9 @@ def test_transactions_dashboard_form_csv_badges_chart_slider_generator(browser_c
 
     # Two transactions from the form, one tick each.
     push_transaction(page, 0, 1, 2, 50)
-    expect(page.get_by_test_id("run-tick")).to_have_text("0", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("0")
     push_transaction(page, 1, 2, 3, 30)
-    expect(page.get_by_test_id("run-tick")).to_have_text("1", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("1")
     expect(page.get_by_test_id("view-table-total").get_by_test_id("view-row")).to_contain_text("20")
     # Frontier badges follow the ticks; the input node read one row in the last tick.
     badge = page.get_by_test_id("node-badge-transactions")
@@ -142,7 +140,7 @@ def test_transactions_dashboard_form_csv_badges_chart_slider_generator(browser_c
     expect(page.get_by_test_id("csv-summary-transactions")).to_contain_text("1 row, all valid")
     page.get_by_test_id("csv-upload-submit-transactions").click()
     expect(page.get_by_test_id("csv-result-transactions")).to_contain_text("Accepted 1 row")
-    expect(page.get_by_test_id("run-tick")).to_have_text("2", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("2")
 
     # The oracle: final balances and total 0, 20, 0 on the chart.
     expect(page.get_by_test_id("view-table-balance").get_by_test_id("view-row")).to_have_count(3)
@@ -187,17 +185,16 @@ def test_transactions_dashboard_form_csv_badges_chart_slider_generator(browser_c
     page.get_by_test_id("generator-start-transactions").click()
     expect(page.get_by_test_id("generator-status-transactions")).to_contain_text("Streaming")
     page.wait_for_function(
-        "() => Number(document.querySelector('[data-testid=generator-status-transactions]')?.dataset.rows) >= 20",
-        timeout=30_000)
+        "() => Number(document.querySelector('[data-testid=generator-status-transactions]')?.dataset.rows) >= 20")
     page.get_by_test_id("generator-stop-transactions").click()
     expect(page.get_by_test_id("generator-status-transactions")).to_contain_text("Stopped")
     sent = int(page.get_by_test_id("generator-status-transactions").get_attribute("data-rows"))
     # Every generated row reaches the worker: the lag drains and the tables match the server's.
-    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes")
     pushed = client.get(f"/api/runs/{run_id}/pushes/").json()
     assert sum(p["row_count"] for p in pushed) == 3 + sent
     server_tick = client.get(f"/api/runs/{run_id}/").json()["current_tick"]
-    expect(page.get_by_test_id("run-tick")).to_have_text(str(server_tick), timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text(str(server_tick))
     assert_tables_match_server(page, client, run_id)
     page.screenshot(path=str(ARTIFACTS / "dashboard-after-generator.png"), full_page=True)
 
@@ -211,7 +208,7 @@ def test_transactions_dashboard_form_csv_badges_chart_slider_generator(browser_c
     expect(page.get_by_test_id("csv-summary-transactions")).to_contain_text("300 rows, all valid")
     page.get_by_test_id("csv-upload-submit-transactions").click()
     expect(page.get_by_test_id("csv-result-transactions")).to_contain_text("Accepted 300 rows")
-    expect(page.get_by_test_id("view-table-credits")).to_have_attribute("data-rows", str(credits + 300), timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("view-table-credits")).to_have_attribute("data-rows", str(credits + 300))
     expect(page.get_by_test_id("page-label-credits")).to_have_text(f"1–100 of {credits + 300}")
     in_dom = page.get_by_test_id("view-table-credits").get_by_test_id("view-row").count()
     assert 10 < in_dom < 100, in_dom
@@ -243,7 +240,7 @@ def test_reconnect_after_going_offline_catches_up_without_gaps(browser_context, 
     log_in(page, "dash_offline")
     run_id = start_run_from_the_circuit_page(page, client.circuit_id)
     push_transaction(page, 0, 1, 2, 50)
-    expect(page.get_by_test_id("run-tick")).to_have_text("0", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("0")
 
     browser_context.set_offline(True)
     expect(page.get_by_test_id("ws-state")).not_to_have_text("live")
@@ -257,8 +254,8 @@ def test_reconnect_after_going_offline_catches_up_without_gaps(browser_context, 
     page.screenshot(path=str(ARTIFACTS / "dashboard-offline.png"), full_page=True)
 
     browser_context.set_offline(False)
-    expect(page.get_by_test_id("ws-state")).to_have_text("live", timeout=30_000)
-    expect(page.get_by_test_id("run-tick")).to_have_text("2", timeout=30_000)
+    expect(page.get_by_test_id("ws-state")).to_have_text("live")
+    expect(page.get_by_test_id("run-tick")).to_have_text("2")
     # Every tick's deltas arrived exactly once: the feeds hold each stored delta row once,
     # and the integrated tables equal the server's.
     stored = client.get(f"/api/runs/{run_id}/deltas/?since=-1").json()["ticks"]
@@ -271,7 +268,7 @@ def test_reconnect_after_going_offline_catches_up_without_gaps(browser_context, 
     page.screenshot(path=str(ARTIFACTS / "dashboard-back-online.png"), full_page=True)
 
 
-def wait_for_tick(client, run_id, tick, timeout=60):
+def wait_for_tick(client, run_id, tick, timeout=TIMEOUT_S):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if client.get(f"/api/runs/{run_id}/").json()["current_tick"] >= tick:
@@ -286,7 +283,7 @@ def test_pause_holds_ticks_and_resume_catches_up(browser_context, owner):
     log_in(page, "dash_pause")
     run_id = start_run_from_the_circuit_page(page, client.circuit_id)
     push_transaction(page, 0, 1, 2, 50)
-    expect(page.get_by_test_id("run-tick")).to_have_text("0", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("0")
 
     page.get_by_test_id("pause-run").click()
     expect(page.get_by_test_id("run-status")).to_have_text("paused")
@@ -294,13 +291,13 @@ def test_pause_holds_ticks_and_resume_catches_up(browser_context, owner):
 
     # Paused: pushes are accepted (and counted as lag) but no tick happens.
     push_transaction(page, 1, 2, 3, 30)
-    expect(page.get_by_test_id("run-lag")).to_have_text("1 push", timeout=10_000)
+    expect(page.get_by_test_id("run-lag")).to_have_text("1 push")
     # A push from somewhere else (a script over REST) reaches the page as a `lag`
     # message: the page learns of it without polling. (It inserts and deletes the same
     # row, so the outputs below are unchanged.)
     row = {"id": 99, "from_acct": 9, "to_acct": 8, "amount": 1}
     assert client.post(f"/api/runs/{run_id}/inputs/transactions/push/", json=[{"insert": row}, {"delete": row}]).status_code == 202
-    expect(page.get_by_test_id("run-lag")).to_have_text("2 pushes", timeout=10_000)
+    expect(page.get_by_test_id("run-lag")).to_have_text("2 pushes")
     time.sleep(3)
     expect(page.get_by_test_id("run-tick")).to_have_text("0")
     assert client.get(f"/api/runs/{run_id}/").json()["current_tick"] == 0
@@ -308,8 +305,8 @@ def test_pause_holds_ticks_and_resume_catches_up(browser_context, owner):
 
     page.get_by_test_id("resume-run").click()
     expect(page.get_by_test_id("run-status")).to_have_text("running")
-    expect(page.get_by_test_id("run-tick")).to_have_text("1", timeout=TICK_TIMEOUT)
-    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes", timeout=10_000)
+    expect(page.get_by_test_id("run-tick")).to_have_text("1")
+    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes")
     expect(page.get_by_test_id("view-table-total").get_by_test_id("view-row")).to_contain_text("20")
 
 
@@ -334,7 +331,7 @@ def test_fixed_point_badges_show_inner_iterations(browser_context, owner):
     expect(page.get_by_test_id("staged-edges").get_by_test_id("staged-row")).to_have_count(3)
     page.get_by_test_id("push-staged-edges").click()
     expect(page.get_by_test_id("push-result-edges")).to_contain_text("Accepted 3 changes")
-    expect(page.get_by_test_id("run-tick")).to_have_text("0", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("0")
     expect(page.get_by_test_id("view-table-closure").get_by_test_id("view-row")).to_have_count(6)
 
     tc = page.get_by_test_id("node-badge-tc")
@@ -348,7 +345,7 @@ def test_fixed_point_badges_show_inner_iterations(browser_context, owner):
     page.get_by_test_id("push-field-edges-src").fill("1")
     page.get_by_test_id("push-field-edges-dst").fill("2")
     page.get_by_test_id("push-delete-edges").click()
-    expect(page.get_by_test_id("run-tick")).to_have_text("1", timeout=TICK_TIMEOUT)
+    expect(page.get_by_test_id("run-tick")).to_have_text("1")
     expect(page.get_by_test_id("view-table-closure").get_by_test_id("view-row")).to_have_count(2)
     tick1 = [(w, text) for t, w, text in feed(page, "closure") if t == 1]
     assert sorted(w for w, _ in tick1) == [-1, -1, -1, -1]
@@ -384,8 +381,7 @@ def test_generator_waits_out_backpressure_and_loses_nothing(small_backlog_stack,
     circuit = client.post("/api/circuits/", json={"name": "Transactions", "document": example("transactions")}).json()
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=small_backlog_stack.base_url, viewport={"width": 1400, "height": 1000})
-        context.set_default_timeout(30_000)
+        context = new_context(browser, base_url=small_backlog_stack.base_url, viewport={"width": 1400, "height": 1000})
         page = context.new_page()
         log_in(page, "dash429")
         run_id = start_run_from_the_circuit_page(page, circuit["id"])
@@ -396,19 +392,19 @@ def test_generator_waits_out_backpressure_and_loses_nothing(small_backlog_stack,
         page.get_by_test_id("generator-rate-transactions").fill("8")
         page.get_by_test_id("generator-start-transactions").click()
         status = page.get_by_test_id("generator-status-transactions")
-        expect(status).to_contain_text("server busy (429), retrying in", timeout=30_000)
-        expect(page.get_by_test_id("run-lag")).to_have_text("3 pushes", timeout=10_000)
+        expect(status).to_contain_text("server busy (429), retrying in")
+        expect(page.get_by_test_id("run-lag")).to_have_text("3 pushes")
         page.screenshot(path=str(ARTIFACTS / "dashboard-backpressure.png"), full_page=True)
         assert client.get(f"/api/runs/{run_id}/").json()["current_tick"] == -1
 
         page.get_by_test_id("resume-run").click()
         expect(page.get_by_test_id("run-status")).to_have_text("running")
         # The held batch goes through once the backlog drains, then streaming goes on.
-        expect(status).to_contain_text("slowed by backpressure", timeout=60_000)
+        expect(status).to_contain_text("slowed by backpressure")
         page.get_by_test_id("generator-stop-transactions").click()
         expect(status).to_contain_text("Stopped")
         time.sleep(1)  # a push in flight when Stop was pressed still lands (and is counted)
-        expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes", timeout=TICK_TIMEOUT)
+        expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes")
         pushes = client.get(f"/api/runs/{run_id}/pushes/").json()
         # Every row the page counts as accepted is in the input log, and nothing more.
         expect(status).to_have_attribute("data-rows", str(sum(p["row_count"] for p in pushes)))

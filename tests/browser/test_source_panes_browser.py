@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch
+from tests.browser.chromium import launch, new_context
 from tests.browser.editor_steps import connect, drop_from_palette, node, select
 from tests.conftest import ARTIFACTS
 
@@ -27,9 +27,8 @@ def page(live_stack, make_user):
     make_user("linguist", "linguist-pass-123")
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
+        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
         page = context.new_page()
-        page.set_default_timeout(30_000)
         page.goto("/")
         page.get_by_test_id("login-username").fill("linguist")
         page.get_by_test_id("login-password").fill("linguist-pass-123")

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from runs.models import TickOutput
-from tests.browser.chromium import launch
+from tests.browser.chromium import TIMEOUT_S, launch, new_context
 from tests.browser.test_run_dashboard_browser import log_in, push_transaction, start_run_from_the_circuit_page
 from tests.conftest import ARTIFACTS, example
 
@@ -25,14 +25,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(trans
 def page(live_stack, verify_worker):
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        context.set_default_timeout(30_000)
+        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
         yield context.new_page()
         context.close()
         browser.close()
 
 
-def wait_applied(api, run_id, pushes, timeout=90):
+def wait_applied(api, run_id, pushes, timeout=TIMEOUT_S):
     """Until the run's first `pushes` pushes are applied; returns the run's tick then."""
     deadline = time.monotonic() + timeout
     while True:
@@ -69,7 +68,7 @@ def test_verify_shows_a_check_mark_then_the_differing_rows(live_stack, page, mak
     assert page.get_by_test_id("push-error-transactions").inner_text().count("has no row") == 1  # said once
 
     page.get_by_test_id("verify-button").click()
-    expect(page.get_by_test_id("verify-ok")).to_contain_text(f"✓ Tick {tick}: every output equals", timeout=180_000)
+    expect(page.get_by_test_id("verify-ok")).to_contain_text(f"✓ Tick {tick}: every output equals")
     page.get_by_test_id("verify-panel").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "verify-ok.png"))
 
@@ -77,7 +76,7 @@ def test_verify_shows_a_check_mark_then_the_differing_rows(live_stack, page, mak
     out.deltas["total"] = [r for r in out.deltas["total"] if r["weight"] < 0]  # the stored new total is lost
     out.save()
     page.get_by_test_id("verify-button").click()
-    expect(page.get_by_test_id("verify-differences")).to_contain_text("1 view differs from", timeout=180_000)
+    expect(page.get_by_test_id("verify-differences")).to_contain_text("1 view differs from")
     missing = page.get_by_test_id("verify-missing-total")
     expect(missing).to_contain_text("total")
     expect(missing.locator("tbody tr")).to_have_count(1)

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 import httpx
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch
+from tests.browser.chromium import launch, new_context
 from tests.conftest import ARTIFACTS
 
 VIEWPORT = {"width": 1440, "height": 900}
@@ -21,10 +21,9 @@ def pages(base_url):
         contexts = []
 
         def new_page():
-            context = browser.new_context(base_url=base_url, viewport=VIEWPORT)
+            context = new_context(browser, base_url=base_url, viewport=VIEWPORT)
             contexts.append(context)
             page = context.new_page()
-            page.set_default_timeout(30_000)
             return page
 
         try:
