@@ -13,7 +13,9 @@ documented semantics, docs/circuit-format.md#expressions):
 - LIKE / ILIKE escape with a backslash: `ESCAPE '\\'`;
 - a CAST that does not convert is NULL: TRY_CAST; double -> bigint truncates toward
   zero (`trunc` first); string -> bigint takes only an optional sign and digits between
-  spaces (DuckDB reads '3.5' as 4 and '1e3' as 1000);
+  spaces (DuckDB reads '3.5' as 4 and '1e3' as 1000); string -> date takes a 4-digit
+  year, then an optional month and day, then optionally 'T' or ' ' and anything (Spark's
+  forms: '2024' is 2024-01-01; DuckDB reads '4-02-29' as the year 4 and refuses '2024');
 - round() is HALF_UP on the double's shortest decimal form (Spark's): through VARCHAR
   and DECIMAL; floor / ceil give a bigint;
 - substring() is Spark's (1-based, 0 acts as 1, a negative start counts from the end,
@@ -220,6 +222,11 @@ class Grammar:
             return f"TRY_CAST(trunc({x}) AS BIGINT)"
         if (source, target) == ("string", "bigint"):
             return f"CASE WHEN regexp_full_match({x}, '\\s*[+-]?[0-9]+\\s*') THEN TRY_CAST({x} AS BIGINT) END"
+        if (source, target) == ("string", "date"):  # yyyy[-m[m][-d[d]]], then a 'T' or ' ' and anything
+            date = r"\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?\s*"
+            part = [f"regexp_extract({x}, '{date}', {i})" for i in (1, 2, 3)]
+            return (f"CASE WHEN regexp_full_match({x}, '{date}') THEN TRY_CAST(printf('%04d-%02d-%02d', CAST({part[0]} AS INTEGER), "
+                    f"coalesce(TRY_CAST({part[1]} AS INTEGER), 1), coalesce(TRY_CAST({part[2]} AS INTEGER), 1)) AS DATE) END")
         return f"TRY_CAST({x} AS {DUCK_CAST[target]})"
 
     # ---- booleans ---------------------------------------------------------------------
