@@ -23,6 +23,16 @@ TYPES = {
     exp.DataType.Type.DATE: "date", exp.DataType.Type.TIMESTAMP: "timestamp",
 }
 AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_UNORDERED = "views are unordered sets of rows; for the first k rows per group use ROW_NUMBER() <= k"
+#: SELECT clauses the compiler refuses, as users write them, and what to do instead
+CLAUSES = {
+    "order": ("ORDER BY", _UNORDERED), "limit": ("LIMIT", _UNORDERED), "offset": ("OFFSET", _UNORDERED),
+    "fetch": ("FETCH", _UNORDERED), "laterals": ("LATERAL VIEW", "UNNEST a list column in FROM: FROM t CROSS JOIN UNNEST(t.tags) AS u(tag)"),
+    "qualify": ("QUALIFY", "filter on ROW_NUMBER() in an outer query"), "windows": ("WINDOW", ""),
+    "sort": ("SORT BY", _UNORDERED), "cluster": ("CLUSTER BY", ""), "distribute": ("DISTRIBUTE BY", ""),
+    "pivots": ("PIVOT", ""), "sample": ("TABLESAMPLE", ""), "locks": ("FOR UPDATE", ""), "into": ("SELECT INTO", ""),
+    "connect": ("CONNECT BY", "use WITH RECURSIVE"), "match": ("MATCH_RECOGNIZE", ""),
+}
 SELECT_ARGS = {"expressions", "from_", "joins", "where", "group", "having", "distinct", "with_", "kind"}
 SET_OPS = (exp.Union, exp.Intersect, exp.Except)
 #: The lateness of a window over a column without LATENESS. SQL counts every row, and an
@@ -61,6 +71,9 @@ def ident(node) -> str:
         return node.this if node.quoted else node.this.lower()
     if isinstance(node, str):
         return node.lower()
+    if not isinstance(node, exp.Expression) or node.this is None or isinstance(node, exp.Placeholder):
+        # a placeholder (`?`, `$1`) or nothing where a name belongs; the caller's statement is named
+        raise SqlError([SqlProblem(f"expected a name, got {node.sql() if isinstance(node, exp.Expression) else 'nothing'!r}")])
     return ident(node.this)
 
 
@@ -108,7 +121,8 @@ class Compiler:
                     span = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
                     self.fail(f"unsupported: statement {what} (only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW)", span=span)
             except SqlError as e:
-                problems += e.problems
+                where = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
+                problems += [p if p.span is not None else replace(p, span=where) for p in e.problems]  # at least its statement
                 if id(st) in names:
                     self.broken.add(names[id(st)])
         for name, (_, span) in self.declared.items():
@@ -196,6 +210,8 @@ class Compiler:
         if name in self.b.ids:
             self.fail(f"{name!r} is already defined", span=span)
         query = st.expression
+        if not isinstance(query, (exp.Query, exp.Subquery)):
+            self.fail(f"CREATE VIEW {name} needs AS and a query (CREATE VIEW {name} AS SELECT ...)", span=span)
         if name in self.script.recursive:
             declared = self.declared.pop(name, None)
             rel = self.recursive(name, [c["name"] for c in declared[0]] if declared else None, query, self.b.top, {})
@@ -294,7 +310,8 @@ class Compiler:
     def select(self, sel: exp.Select, level: Level, env: dict[str, Rel]) -> Rel:
         for key, value in sel.args.items():
             if value and key not in SELECT_ARGS:
-                self.refuse(f"{key.upper().rstrip('_')} in a view", value, "views are unordered sets of rows; for the first k rows per group use ROW_NUMBER() <= k")
+                name, why = CLAUSES.get(key, (key.upper().rstrip("_"), ""))
+                self.refuse(f"{name} in a view", value, why)
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
         for item in sel.expressions:
@@ -350,7 +367,10 @@ class Compiler:
         return rel
 
     def source(self, node, level, env) -> Rel:
-        alias = ident(node.args["alias"].this) if node.args.get("alias") and node.args["alias"].this else None
+        named = node.args.get("alias")
+        if named is not None and named.this is not None and not isinstance(named.this, (exp.Identifier, str)):
+            self.refuse(f"the alias {named.this.sql()!r}", node, "an alias is a name: FROM t AS a")
+        alias = ident(named.this) if named is not None and named.this else None
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name.upper() in WINDOW_FUNCTIONS:
             return self.window_source(node.this, alias, level, env)
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
@@ -978,7 +998,7 @@ def union_terms(q):
             return None
         left, right = union_terms(q.this), union_terms(q.expression)
         return None if left is None or right is None else left + right
-    return [q]
+    return [q] if isinstance(q, exp.Query) else None
 
 
 def references(q, name: str) -> bool:

@@ -42,8 +42,9 @@ class Script:
         """The text a node covers: from its first to its last positioned token."""
         if node is None:
             return None
+        nodes = node if isinstance(node, (list, tuple)) else [node]  # a clause sqlglot keeps as a list (LATERAL VIEWs)
         starts, ends = [], []
-        for n in node.walk():
+        for n in (m for x in nodes if isinstance(x, exp.Expression) for m in x.walk()):
             meta = n.meta if hasattr(n, "meta") else None
             if meta and "start" in meta:
                 starts.append(meta["start"])

@@ -10,7 +10,7 @@ TABLES = "CREATE TABLE r (a BIGINT, b BIGINT, s VARCHAR, ts TIMESTAMP);\nCREATE 
 
 # (view text on line 3, expected line:column, words the message must contain)
 CASES = [
-    ("CREATE VIEW v AS SELECT a FROM r ORDER BY a;", "3:43", "ORDER in a view"),
+    ("CREATE VIEW v AS SELECT a FROM r ORDER BY a;", "3:43", "ORDER BY in a view"),
     ("CREATE VIEW v AS SELECT a FROM r LIMIT 3;", "3:40", "LIMIT in a view"),
     ("CREATE VIEW v AS SELECT x FROM r;", "3:25", "unknown column 'x'"),
     ("CREATE VIEW v AS SELECT a FROM nope;", "3:32", "unknown table or view 'nope'"),
@@ -126,4 +126,4 @@ def test_every_statements_problem_is_reported_once():
                     "CREATE VIEW x AS SELECT a FROM w;\nCREATE VIEW y AS SELECT a FROM u ORDER BY a;\n"
                     "CREATE VIEW ok AS SELECT a FROM u;\n")
     found = [(p.span.line, p.span.column, p.message.split(" (")[0]) for p in caught.value.problems]
-    assert found == [(1, 37, "unsupported: type DECIMAL(5, 2)"), (4, 25, "unknown column 'b'"), (6, 43, "unsupported: ORDER in a view")]
+    assert found == [(1, 37, "unsupported: type DECIMAL(5, 2)"), (4, 25, "unknown column 'b'"), (6, 43, "unsupported: ORDER BY in a view")]
