@@ -1,4 +1,14 @@
 // REST client for the dbspweb Django API. Same-origin, cookie session, CSRF header.
+//
+// The response types are the server's own: aliases of the types openapi-typescript
+// generates from its OpenAPI schema (api/schema.d.ts, from api/openapi.json; regenerate
+// both with ./scripts/api-types). Only what that schema leaves untyped (JSON fields,
+// method fields returning a bare dict or list) is spelled out here.
+
+import type { components } from './api/schema';
+
+/** The schemas of the server's OpenAPI document (/api/schema/), by component name. */
+export type ApiSchemas = components['schemas'];
 
 /** The element types a list column can hold. */
 export type ElementType = 'bigint' | 'double' | 'string' | 'boolean';
@@ -24,35 +34,27 @@ export interface RunInput {
   schema: Column[];
 }
 
-export type RunStatus = 'created' | 'running' | 'paused' | 'stopped' | 'failed';
+export type RunStatus = ApiSchemas['Run']['status'];
 
-export interface Run {
-  id: number;
-  circuit: number;
-  version: number;
-  status: RunStatus;
-  current_tick: number;
-  error: string;
-  inputs: RunInput[];
-  views: string[];
-  created_at: string;
+/** Accepted pushes not yet applied (and their rows, and the ticks they need). The REST
+ * API always sends all three; the live stream may send fewer, older servers a bare
+ * number of pushes (see normaliseLag in api/runs). */
+export interface Lag {
+  pushes: number;
+  rows?: number;
+  ticks?: number;
 }
 
-/** A run as `GET /api/runs/` lists it (the requester's runs across circuits). */
-export interface RunListItem {
-  id: number;
-  circuit: number;
-  circuit_name: string;
-  version: number;
-  status: RunStatus;
-  current_tick: number;
-  /** The error's first line, shortened (the whole of it is in the run's detail). */
-  error: string;
-  /** Whether the requester may stop it. */
-  can_operate: boolean;
-  created_at: string;
-  updated_at: string;
-}
+/** A run as the REST API reports it. The schema types `inputs` (a method field) as a list
+ * of bare objects and `lag` as a bare object: their shapes are spelled out here. */
+export type Run = Omit<ApiSchemas['Run'], 'inputs' | 'lag'> & {
+  readonly inputs: RunInput[];
+  readonly lag: Lag;
+};
+
+/** A run as `GET /api/runs/` lists it (the requester's runs across circuits); its
+ * `error` is the first line, shortened, and `can_operate` whether the requester may stop it. */
+export type RunListItem = ApiSchemas['RunListItem'];
 
 export interface PortRef {
   node: string;
@@ -78,26 +80,17 @@ export interface CircuitDocument {
   edges: CircuitEdge[];
 }
 
-export interface CircuitVersion {
-  number: number;
-  /** The author's words about the version ("" when none). */
-  message?: string;
-  document: CircuitDocument;
-  created_at: string;
-}
+/** A saved version. The schema types `document` (a JSON field) as unknown: it is a
+ * circuit document. */
+export type CircuitVersion = Omit<ApiSchemas['Version'], 'document'> & { document: CircuitDocument };
 
-export type Visibility = 'private' | 'unlisted' | 'public';
+export type Visibility = ApiSchemas['VisibilityEnum'];
 
-export interface Circuit {
-  id: number;
-  name: string;
-  description: string;
-  owner: string;
-  visibility: Visibility;
-  latest_version: CircuitVersion | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A circuit. `latest_version` is null while the circuit has no version yet, which the
+ * schema does not say (the serializer's nested field lacks allow_null=True). */
+export type Circuit = Omit<ApiSchemas['Circuit'], 'latest_version'> & {
+  readonly latest_version: CircuitVersion | null;
+};
 
 export interface Page<T> {
   count: number;
@@ -106,19 +99,13 @@ export interface Page<T> {
   results: T[];
 }
 
-export interface Me {
-  authenticated: boolean;
-  username: string | null;
-}
+export type Me = ApiSchemas['Me'];
 
 export type Row = Record<string, unknown>;
 
 export type ChangeRecord = { insert: Row } | { delete: Row } | { weight: number; data: Row };
 
-export interface PushResult {
-  token: string;
-  sequence: number;
-}
+export type PushResult = ApiSchemas['PushResult'];
 
 /** An error response (or network failure) with its body turned into readable lines. */
 export class ApiError extends Error {
@@ -264,7 +251,7 @@ async function listAll<T>(path: string, maxPages = 20): Promise<T[]> {
 export const api = {
   me: () => request<Me>('GET', '/api/auth/me/'),
   login: (username: string, password: string) =>
-    request<{ username: string }>('POST', '/api/auth/login/', { username, password }),
+    request<ApiSchemas['LoggedIn']>('POST', '/api/auth/login/', { username, password }),
   logout: () => request<void>('POST', '/api/auth/logout/'),
 
   listCircuits: () => listAll<Circuit>('/api/circuits/'),

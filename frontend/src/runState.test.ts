@@ -8,6 +8,9 @@ const run: Run = {
   version: 2,
   status: 'created',
   current_tick: -1,
+  last_sequence: 0,
+  lag: { pushes: 0, rows: 0, ticks: 0 },
+  worker: '',
   error: '',
   inputs: [{ name: 'orders', schema: [{ name: 'id', type: 'bigint' }] }],
   views: ['big'],
@@ -175,9 +178,9 @@ describe('liveRunReducer: history, stats, chart, lag', () => {
       },
     ]);
     expect(state).toMatchObject({ status: 'paused', statsTick: 3, lag: { pushes: 4, rows: 9, ticks: 1 }, frontier: { a: { tick: 3, iteration: 2, converged: true } } });
-    const after = liveRunReducer(state, { type: 'run', run: { ...run, status: 'paused', current_tick: 3, lag: 0 } as Run });
+    const after = liveRunReducer(state, { type: 'run', run: { ...run, status: 'paused', current_tick: 3, lag: 0 } as unknown as Run });
     expect(after.lag).toEqual({ pushes: 0 });
-    expect(liveRunReducer(initialLiveRun, { type: 'run', run: { ...run, lag: 1 } as Run }).lagFromStream).toBe(false);
+    expect(liveRunReducer(initialLiveRun, { type: 'run', run: { ...run, lag: 1 } as unknown as Run }).lagFromStream).toBe(false);
   });
 
   it('never lets a stale REST answer move the status back to created or out of stopped', () => {

@@ -1,8 +1,8 @@
 // REST calls of the circuit editor, the circuit list, sharing and sign-up
 // (the base client, errors and CSRF handling live in ../api).
 
-import { request, type Circuit, type CircuitVersion, type Page, type Visibility } from '../api';
-import type { Doc, Schemas, ValidationError } from '../editor/model';
+import { request, type ApiSchemas, type Circuit, type CircuitVersion, type Page } from '../api';
+import type { Doc, Schemas } from '../editor/model';
 
 export interface Operator {
   kind: string;
@@ -18,34 +18,30 @@ export interface Operator {
 
 export type JsonSchema = Record<string, unknown>;
 
-export interface Validation {
-  valid: boolean;
-  errors: ValidationError[];
-  schemas: Schemas;
-}
+/** `POST /api/validate/`. The schema types `schemas` (a dict field) as a bare object. */
+export type Validation = Omit<ApiSchemas['ValidationResult'], 'schemas'> & { schemas: Schemas };
 
 export type Scope = 'mine' | 'shared' | 'public';
 
-export interface ShareGrant {
-  username: string;
-  can_operate?: boolean;
+export type ShareGrant = ApiSchemas['Grant'];
+
+/** A circuit's sharing settings. The server always sends `visibility` and `grants`; the
+ * schema marks them optional because the same serializer reads a PATCH, where they are. */
+export type ShareInfo = Required<ApiSchemas['ShareSettings']>;
+
+interface DiffEdge {
+  from: { node: string; port: string };
+  to: { node: string; port: string };
 }
 
-export interface ShareInfo {
-  visibility: Visibility;
-  share_token: string | null;
-  share_url: string | null;
-  grants: ShareGrant[];
-}
-
-export interface VersionDiff {
-  a: number;
-  b: number;
+/** Two versions compared. The schema types `nodes` and `edges` (dict fields) as bare objects. */
+export type VersionDiff = Omit<ApiSchemas['VersionDiff'], 'nodes' | 'edges'> & {
   nodes: { added: { id: string; kind?: string }[]; removed: { id: string; kind?: string }[]; changed: { id: string; fields: string[]; changes?: Record<string, { from?: unknown; to?: unknown }> }[] };
-  edges: { added: { from: { node: string; port: string }; to: { node: string; port: string } }[]; removed: { from: { node: string; port: string }; to: { node: string; port: string } }[] };
-}
+  edges: { added: DiffEdge[]; removed: DiffEdge[] };
+};
 
-export type EditorCircuit = Circuit & { tags?: string[]; forked_from?: number | null };
+/** A circuit (tags, forked_from, can_edit and can_operate included). */
+export type EditorCircuit = Circuit;
 
 function query(params: Record<string, string | number | undefined>): string {
   const q = new URLSearchParams();
@@ -56,7 +52,7 @@ function query(params: Record<string, string | number | undefined>): string {
 
 export const editorApi = {
   register: (username: string, password: string, email?: string) =>
-    request<{ username: string }>('POST', '/api/auth/register/', { username, password, ...(email ? { email } : {}) }),
+    request<ApiSchemas['Registered']>('POST', '/api/auth/register/', { username, password, ...(email ? { email } : {}) }),
 
   operators: () => request<Operator[]>('GET', '/api/operators/'),
   circuitFormat: () => request<JsonSchema>('GET', '/api/circuit-format/'),
@@ -77,7 +73,7 @@ export const editorApi = {
     request<EditorCircuit>('POST', `/api/circuits/${id}/fork/${query({ share: shareToken })}`, {}),
   diff: (id: number, a: number, b: number) => request<VersionDiff>('GET', `/api/circuits/${id}/versions/${a}/diff/${b}/`),
   share: (id: number) => request<ShareInfo>('GET', `/api/circuits/${id}/share/`),
-  updateShare: (id: number, patch: Partial<Pick<ShareInfo, 'visibility' | 'grants'>>) =>
+  updateShare: (id: number, patch: ApiSchemas['PatchedShareSettingsRequest']) =>
     request<ShareInfo>('PATCH', `/api/circuits/${id}/share/`, patch),
   revokeShare: (id: number) => request<ShareInfo>('POST', `/api/circuits/${id}/share/revoke/`),
   shared: (token: string) => request<EditorCircuit>('GET', `/api/shared/${encodeURIComponent(token)}/`),

@@ -7,12 +7,15 @@ import {
   errorMessages,
   readCookie,
   request,
+  type ApiSchemas,
   type ChangeRecord,
   type CircuitVersion,
+  type Lag,
   type PushResult,
   type Run,
 } from '../api';
-import type { WeightedRow } from '../zset';
+
+export type { Lag };
 
 /** Per node: the last complete outer tick; inside fixed points the inner iteration and
  * whether it converged; for event-time windows the waterline. */
@@ -33,14 +36,6 @@ export interface NodeStats {
 export type Frontier = Record<string, FrontierEntry>;
 export type Stats = Record<string, NodeStats>;
 
-/** Accepted pushes not yet applied (and their rows, and the ticks they need). Older
- * servers report a bare number of pushes. */
-export interface Lag {
-  pushes: number;
-  rows?: number;
-  ticks?: number;
-}
-
 export function normaliseLag(value: unknown): Lag | null {
   if (typeof value === 'number' && Number.isFinite(value)) return { pushes: value };
   if (value && typeof value === 'object' && typeof (value as Lag).pushes === 'number') {
@@ -54,28 +49,19 @@ export function normaliseLag(value: unknown): Lag | null {
   return null;
 }
 
-/** A run as the REST API reports it, with the fields newer servers add. */
-export interface RunDetail extends Run {
-  lag?: number | Lag;
-  last_sequence?: number;
-}
+/** A run as the REST API reports it (`lag` and `last_sequence` included). */
+export type RunDetail = Run;
 
-export interface TickRecord {
-  tick: number;
-  views: Record<string, WeightedRow[]>;
-  frontier?: Frontier;
-  stats?: Stats;
-}
+/** One tick of `GET /api/runs/{id}/deltas/`. The schema types `frontier` and `stats`
+ * (dict fields) as bare objects: their shapes are spelled out here. */
+export type TickRecord = Omit<ApiSchemas['TickDeltas'], 'frontier' | 'stats'> & {
+  frontier: Frontier;
+  stats: Stats;
+};
 
-export interface DeltasPage {
-  ticks: TickRecord[];
-  more: boolean;
-}
+export type DeltasPage = Omit<ApiSchemas['Deltas'], 'ticks'> & { ticks: TickRecord[] };
 
-export interface OutputsAtTick {
-  tick: number;
-  views: Record<string, WeightedRow[]>;
-}
+export type OutputsAtTick = ApiSchemas['Outputs'];
 
 /** A 429 from a push: the server is behind; try the same push again after `retryAfterMs`. */
 export class BackpressureError extends ApiError {

@@ -28,6 +28,9 @@ const run: Run = {
   version: 1,
   status: 'running',
   current_tick: -1,
+  last_sequence: 0,
+  lag: { pushes: 0, rows: 0, ticks: 0 },
+  worker: '',
   error: '',
   inputs: [
     {

@@ -69,7 +69,7 @@ export function putPoint(points: readonly ChartPoint[], point: ChartPoint): Char
  * rebuilt backwards from the sums known at `anchor.tick`. Ticks that already have a
  * point keep it.
  */
-export function backfill(points: readonly ChartPoint[], anchor: ChartPoint, records: readonly TickRecord[]): ChartPoint[] {
+export function backfill(points: readonly ChartPoint[], anchor: ChartPoint, records: readonly Pick<TickRecord, 'tick' | 'views'>[]): ChartPoint[] {
   const have = new Set(points.map((p) => p.tick));
   const added: ChartPoint[] = [];
   const ordered = records.filter((r) => r.tick <= anchor.tick).sort((a, b) => b.tick - a.tick);

@@ -106,7 +106,7 @@ describe('RowGenerator', () => {
       rng: seededRandom(1),
       push: async (records) => {
         batches.push(records);
-        return { token: 't', sequence: batches.length };
+        return { token: 't', sequence: batches.length, duplicate: false };
       },
     });
     g.start();
@@ -141,7 +141,7 @@ describe('RowGenerator', () => {
           answer429 -= 1;
           throw new BackpressureError({ detail: 'busy' }, 2000);
         }
-        return { token: 't', sequence: calls.length };
+        return { token: 't', sequence: calls.length, duplicate: false };
       },
     });
     g.start();
@@ -171,7 +171,7 @@ describe('RowGenerator', () => {
       push: (records) => {
         calls += 1;
         return new Promise((resolve) => {
-          release = () => resolve({ token: 't', sequence: records.length });
+          release = () => resolve({ token: 't', sequence: records.length, duplicate: false });
         });
       },
     });
