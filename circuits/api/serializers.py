@@ -51,7 +51,7 @@ class VersionSerializer(serializers.ModelSerializer):
 
 class CircuitSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
-    latest_version = VersionSerializer(read_only=True)
+    latest_version = VersionSerializer(read_only=True, allow_null=True)  # null while the circuit has no version
     document = serializers.JSONField(write_only=True, required=False, help_text="A circuit document; saving one adds a version.")
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
     tags = TagListField(required=False)

@@ -86,8 +86,8 @@ export type CircuitVersion = Omit<ApiSchemas['Version'], 'document'> & { documen
 
 export type Visibility = ApiSchemas['VisibilityEnum'];
 
-/** A circuit. `latest_version` is null while the circuit has no version yet, which the
- * schema does not say (the serializer's nested field lacks allow_null=True). */
+/** A circuit. `latest_version` is null while the circuit has no version yet; its
+ * `document` is a circuit document (the schema's is unknown). */
 export type Circuit = Omit<ApiSchemas['Circuit'], 'latest_version'> & {
   readonly latest_version: CircuitVersion | null;
 };

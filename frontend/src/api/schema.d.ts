@@ -762,7 +762,7 @@ export interface components {
             description?: string;
             readonly forked_from: number | null;
             readonly id: number;
-            readonly latest_version: components["schemas"]["Version"];
+            readonly latest_version: components["schemas"]["Version"] | null;
             name: string;
             readonly owner: string;
             tags?: string[];
