@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +38,13 @@ def first_differences(committed: str, generated: str, name: str, limit: int = 40
 
 
 def test_committed_api_types_match_the_server(tmp_path):
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        # Django takes integer fields' ranges from the database backend (PostgreSQL's
+        # integer is 32 bits, SQLite's 64), and drf-spectacular writes them into the
+        # schema: the committed contract is the SQLite one ./scripts/api-types writes.
+        pytest.skip("the committed API types are generated on SQLite (integer ranges follow the backend)")
     generated = generated_openapi(tmp_path)
     committed = OPENAPI_JSON.read_text(encoding="utf-8") if OPENAPI_JSON.exists() else ""
     assert committed == generated, (
