@@ -94,6 +94,12 @@ class E:
         return self.text if self.prec > prec else f"({self.text})"
 
 
+def negated(a: E, type_: str) -> E:
+    """Unary minus: `-x`, or `-(...)` (never `--`, a comment)."""
+    text = f"-{a.text}" if a.prec == ATOM and not a.text.startswith("-") else f"-({a.text})"
+    return E(text, NEG, f"(-({a.duck}))", type_)
+
+
 def sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -322,7 +328,7 @@ class Grammar:
         self.take(kind)
         if kind == "neg":
             a = self.expr("bigint", d)
-            return E(f"-{a.text}" if a.prec == ATOM and not a.text.startswith("-") else f"-({a.text})", NEG, f"(-({a.duck}))", "bigint")
+            return negated(a, "bigint")
         if kind == "abs":
             a = self.expr("bigint", d)
             return E(f"abs({a.text})", ATOM, f"abs({a.duck})", "bigint")
@@ -353,7 +359,7 @@ class Grammar:
         self.take(kind)
         a = self.expr("double", d)
         if kind == "neg":
-            return E(f"-{a.text}" if a.prec == ATOM and not a.text.startswith("-") else f"-({a.text})", NEG, f"(-({a.duck}))", "double")
+            return negated(a, "double")
         if kind == "abs":
             return E(f"abs({a.text})", ATOM, f"abs({a.duck})", "double")
         self.take("round")
