@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from dbsp.datalog import DatalogInvalid, compile_program
+from dbsp.datalog import DatalogInvalid, DatalogTooBig, compile_program
 from dbsp.errors import CircuitInvalid
-from dbsp.sql import NotExpressible, SqlError, compile_sql, export_sql
+from dbsp.sql import NotExpressible, SqlError, SqlTooBig, compile_sql, export_sql
 
 from .services import ServiceError, inspect_document, refuse_beyond_limits, refuse_expressions_beyond_limits
 
@@ -36,8 +36,13 @@ TOO_DEEP = ("the {language} nests too deeply to compile (an expression of thousa
 
 
 def compile_sql_text(text: str) -> dict:
+    """The compiled document, or the problems; a script beyond a bound of dbsp/limits.py
+    (statements, nodes) is refused with ServiceError (400) naming the bound and the
+    line:column of the statement that passes it."""
     try:
         document = compile_sql(text)
+    except SqlTooBig as e:
+        raise _too_big("SQL script", [p.as_dict() for p in e.problems]) from None
     except SqlError as e:
         return _refused([p.as_dict() for p in e.problems])
     except RecursionError:  # sqlglot parses and walks expressions recursively
@@ -46,13 +51,23 @@ def compile_sql_text(text: str) -> dict:
 
 
 def compile_datalog_text(text: str, schemas: dict | None = None) -> dict:
+    """As compile_sql_text, for a Datalog program (refused at the rule or declaration
+    that passes a bound)."""
     try:
         document = compile_program(text, schemas)
+    except DatalogTooBig as e:
+        raise _too_big("Datalog program", [p.as_dict() for p in e.problems]) from None
     except DatalogInvalid as e:
         return _refused([p.as_dict() for p in e.problems])
     except RecursionError:
         return _refused([{"message": TOO_DEEP.format(language="Datalog")}])
     return _compiled(document)
+
+
+def _too_big(what: str, problems: list[dict]) -> ServiceError:
+    first = problems[0]
+    at = f" at line {first['line']}:{first['column']}" if "line" in first else ""
+    return ServiceError(f"The {what} is refused{at}: {first['message']}.", 400, problems)
 
 
 def _refused(problems: list[dict]) -> dict:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-
+from contextlib import contextmanager
 from functools import lru_cache
 
+from django.conf import settings
 from django.db import transaction
 
-from dbsp import compile_plan
+from dbsp import budget, compile_plan
 from dbsp.limits import document_problems
 from dbsp.validate import check
 
@@ -91,6 +92,23 @@ def refuse_expressions_beyond_limits(problems: list[dict]) -> None:
     over = [p for p in problems if _LIMIT.search(p["message"])]
     if over:
         raise ServiceError(f"The circuit document is refused: {over[0]['message']}.", 400, over)
+
+
+@contextmanager
+def within_budget(work: str):
+    """Run a request's `work` (compile, validate, plan, export) within
+    DBSPWEB_COMPILE_SECONDS of wall-clock time; past it, ServiceError (400) naming the
+    budget and where the work stopped (a line:column, or a node)."""
+    seconds = settings.COMPILE_SECONDS
+    try:
+        with budget.deadline(seconds):
+            yield
+    except budget.BudgetExceeded as e:
+        problem = {"field": "budget", "limit": "DBSPWEB_COMPILE_SECONDS", "message": str(e)}
+        if e.line is not None:
+            problem |= {"line": e.line, "column": e.column}
+        raise ServiceError(f"The {work} took longer than its budget of {seconds:g} s (DBSPWEB_COMPILE_SECONDS)"
+                           + (f"; it stopped at {e.where}" if e.where else "") + ".", 400, [problem]) from None
 
 
 def validate_document(document) -> list[dict]:

@@ -18,6 +18,10 @@ MAX_JSON_DEPTH = 64  # objects and arrays nested in the document
 MAX_NODES = 2_000  # in the whole document, subcircuits' nodes included
 MAX_EDGES = 8_000  # likewise
 MAX_FIXEDPOINT_NESTING = 8  # fixed points inside fixed points
+#: rules, declarations and directives of a Datalog program; tables and views of a SQL
+#: script (each makes at least one node, so a text beyond it cannot compile within
+#: MAX_NODES: it is refused while parsing, at the statement that passes it)
+MAX_STATEMENTS = MAX_NODES
 
 # ---- expressions ----------------------------------------------------------------------
 MAX_EXPRESSION_CHARS = 10_000
@@ -34,6 +38,18 @@ MAX_ROUND_DIGITS = 30  # round(x, d): places after the point (a double has ~17 s
 
 def _too_big(what: str, limit_name: str, limit: int, **where) -> Problem:
     return Problem(f"{what} (limit {limit_name} = {limit})", **where)
+
+
+def too_many_statements(kind: str) -> str:
+    """The message for the statement that passes MAX_STATEMENTS (`kind`: "rules and
+    declarations", "statements")."""
+    return (f"more than {MAX_STATEMENTS} {kind}: this is number {MAX_STATEMENTS + 1} "
+            f"(limit MAX_STATEMENTS = {MAX_STATEMENTS}; each makes at least one node)")
+
+
+def too_many_nodes() -> str:
+    """The message for the part of a program whose nodes pass MAX_NODES."""
+    return f"the circuit passes {MAX_NODES} nodes here (limit MAX_NODES = {MAX_NODES})"
 
 
 def document_problems(data) -> list[Problem]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import budget
 from .document import CircuitDocument
 from .errors import CircuitInvalid
 from .operators import Operator
@@ -67,6 +68,7 @@ class Plan:
         doc["mode"] = "literal" if self.literal else "incremental"
         extra_nodes, edges = [], []
         for node in doc["nodes"]:
+            budget.check(f"node {node['id']!r}")
             op = self.operators[node["id"]]
             if op.kind == "fixedpoint":
                 node["incremental"] = {"form": "fixedpoint", "state": op.describe_state()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from . import budget
 from .document import CircuitDocument, Edge, load_document
 from .errors import CircuitInvalid, Problem
 from .operators import OPERATORS, Operator
@@ -142,6 +143,7 @@ def check_scope(doc: CircuitDocument, boundary: dict[str, Schema] | None = None)
     problems: list[Problem] = []
     operators: dict[str, Operator] = {}
     for node in doc.nodes.values():
+        budget.check(f"node {node.id!r}")
         op_class = OPERATORS.get(node.kind)
         if op_class is None:
             problems.append(Problem(f"node {node.id!r}: unknown operator {node.kind!r} (known: {', '.join(sorted(OPERATORS))})", node=node.id))
@@ -231,6 +233,7 @@ def check_scope(doc: CircuitDocument, boundary: dict[str, Schema] | None = None)
         for node_id in order:
             if node_id in broken or node_id in schemas:
                 continue
+            budget.check(f"node {node_id!r}")
             op = operators[node_id]
             if node_id in blocked or any(e.source.node in broken for edges in feeds[node_id].values() for e in edges):
                 broken.add(node_id)  # already reported, here or upstream

@@ -214,6 +214,9 @@ SPARK_WARM_UP_TICKS = env_int("DBSPWEB_SPARK_WARM_UP_TICKS", 40)
 PUSH_MAX_ROWS = env_int("DBSPWEB_PUSH_MAX_ROWS", 100_000)
 # SQL / Datalog source text sent to /api/sql/compile/ and /api/datalog/compile/.
 MAX_SOURCE_CHARS = env_int("DBSPWEB_MAX_SOURCE_CHARS", 200_000)
+# Wall-clock seconds one compile, validate, plan or export request may spend on its
+# work (dbsp/budget.py: checked per statement, rule and node); past it, a 400 naming it.
+COMPILE_SECONDS = env_float("DBSPWEB_COMPILE_SECONDS", 15.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DBSPWEB_MAX_BODY_BYTES", 50 * 1024 * 1024)
 # Bodies carrying a circuit document (validate, plan, circuit create/update, versions):
 # dbsp/limits.py bounds a document to about 2,000,000 characters.

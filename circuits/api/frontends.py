@@ -8,6 +8,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from .. import frontends
+from ..services import within_budget
 from .throttles import AnonValidateThrottle
 from .views import DocumentBody, _document_of
 
@@ -29,7 +30,8 @@ class SqlCompileView(APIView):
     @extend_schema(request=inline_serializer("SqlSource", {"text": serializers.CharField()}), responses=COMPILED)
     def post(self, request):
         text = frontends.require_source_text(_field(request, "text"), "SQL")
-        return Response(frontends.compile_sql_text(text))
+        with within_budget("SQL compile"):
+            return Response(frontends.compile_sql_text(text))
 
 
 class DatalogCompileView(APIView):
@@ -49,7 +51,8 @@ class DatalogCompileView(APIView):
         if schemas is not None and not isinstance(schemas, dict):
             return Response({"detail": "The request is invalid.",
                              "errors": [{"field": "schemas", "message": "an object {relation: [columns]} is expected"}]}, status=400)
-        return Response(frontends.compile_datalog_text(text, schemas))
+        with within_budget("Datalog compile"):
+            return Response(frontends.compile_datalog_text(text, schemas))
 
 
 class SqlExportView(DocumentBody, APIView):
@@ -62,7 +65,9 @@ class SqlExportView(DocumentBody, APIView):
     @extend_schema(request=OpenApiTypes.OBJECT, responses={200: inline_serializer("ExportedSql", {
         "sql": serializers.CharField(allow_null=True), "errors": serializers.ListField(child=serializers.DictField())})})
     def post(self, request):
-        return Response(frontends.export_sql_text(_document_of(request)))
+        document = _document_of(request)
+        with within_budget("SQL export"):
+            return Response(frontends.export_sql_text(document))
 
 
 def _field(request, name):

@@ -100,7 +100,9 @@ class ValidateView(DocumentBody, APIView):
 
     @extend_schema(request=DocumentSerializer, responses=ValidationResultSerializer)
     def post(self, request):
-        return Response(services.inspect_document(_document_of(request)))
+        document = _document_of(request)
+        with services.within_budget("validation"):
+            return Response(services.inspect_document(document))
 
 
 class PlanView(DocumentBody, APIView):
@@ -111,7 +113,9 @@ class PlanView(DocumentBody, APIView):
 
     @extend_schema(request=DocumentSerializer, responses={200: OpenApiTypes.OBJECT})
     def post(self, request):
-        return Response(services.compiled_plan(_document_of(request)))
+        document = _document_of(request)
+        with services.within_budget("plan"):
+            return Response(services.compiled_plan(document))
 
 
 def _document_of(request):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .check import check_program
 from .compile import compile_checked
-from .errors import DatalogInvalid, SourceProblem
+from .errors import DatalogInvalid, DatalogTooBig, SourceProblem
 from .syntax import parse_program
 
 
@@ -49,4 +49,4 @@ def schemas_from_pushes(ticks: list[dict]) -> dict[str, list[dict]]:
     return schemas
 
 
-__all__ = ["DatalogInvalid", "SourceProblem", "compile_program", "parse_program", "schemas_from_pushes"]
+__all__ = ["DatalogInvalid", "DatalogTooBig", "SourceProblem", "compile_program", "parse_program", "schemas_from_pushes"]

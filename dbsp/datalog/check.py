@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import budget
 from ..errors import ExpressionError
 from ..expr import parse_expression
 from ..types import Column, Schema
@@ -105,7 +106,10 @@ def check_program(program: Program, schemas: dict[str, list[dict]] | None = None
     relations = _relations(program, schemas, problems)
     if problems:
         raise DatalogInvalid(problems)
-    assigned = {r.index: _safety(r, problems) for r in program.rules}
+    assigned = {}
+    for r in program.rules:
+        budget.check(r.where(), r.span.line, r.span.column)
+        assigned[r.index] = _safety(r, problems)
     strata = _strata(program, relations, problems)
     if problems:
         raise DatalogInvalid(problems)
@@ -246,17 +250,17 @@ def _strata(program: Program, relations: dict[str, Relation], problems) -> list[
             if isinstance(lit, Atom) and lit.relation in succ and lit.relation not in succ[rule.head.relation]:
                 succ[rule.head.relation].append(lit.relation)
                 via[(rule.head.relation, lit.relation)] = rule
+    position = {n: i for i, n in enumerate(derived)}
     strata = []
     for component in _components(derived, succ):  # dependencies come first
+        budget.check(f"the strata ({component[0]})")
         members = set(component)
         recursive = len(component) > 1 or component[0] in succ[component[0]]
-        for rule in program.rules:
-            if rule.head.relation not in members:
-                continue
+        for rule in sorted((r for m in component for r in relations[m].rules), key=lambda r: r.index):
             for lit in rule.body:
                 if isinstance(lit, Atom) and lit.negated and lit.relation in members:
                     problems.append(_negative_cycle(rule, lit, succ, via, members))
-        strata.append(Stratum(sorted(component, key=derived.index), recursive))
+        strata.append(Stratum(sorted(component, key=position.__getitem__), recursive))
     return strata
 
 
@@ -291,6 +295,8 @@ def _types(program: Program, relations, strata: list[Stratum], problems) -> dict
         while pending:
             ready = [r for r in pending
                      if all(relations[lit.relation].columns is not None for lit in r.body if isinstance(lit, Atom))]
+            taken = {r.index for r in ready}
+            pending = [r for r in pending if r.index not in taken]
             if not ready:
                 for name in stratum.relations:
                     if relations[name].columns is None:
@@ -299,7 +305,7 @@ def _types(program: Program, relations, strata: list[Stratum], problems) -> dict
                                                  f"uses it recursively; declare it (.decl {name}(...))", rel.span))
                 return bindings
             for rule in ready:
-                pending.remove(rule)
+                budget.check(rule.where(), rule.span.line, rule.span.column)
                 found = _type_rule(rule, relations, problems)
                 if found is not None:
                     bindings[rule.index] = found

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import re
 
+from .. import budget
+from ..limits import MAX_NODES, too_many_nodes
 from .check import UNIT, Checked, Relation, sql
+from .errors import DatalogTooBig, SourceProblem
 from .syntax import Atom, Comparison, Const, Rule, Var, variables
 
 MAX_ID = 63
@@ -33,14 +36,17 @@ class _Ids:
 
     def __init__(self, reserved):
         self.used = set(reserved)
+        self.following: dict[str, int] = {}  # base -> the next suffix to try (so ids are found in constant time)
+        self.nodes = 0  # nodes made, in every scope
 
     def fresh(self, base: str) -> str:
         base = re.sub(r"[^A-Za-z0-9_]", "_", base)[:MAX_ID - 4]
         if base[0].isdigit():
             base = "n_" + base
-        name, i = base, 2
+        name, i = base, self.following.get(base, 2)
         while name in self.used:
             name, i = f"{base}_{i}", i + 1
+        self.following[base] = i
         self.used.add(name)
         return name
 
@@ -52,6 +58,11 @@ class _Scope:
         self.ids, self.nodes, self.edges = ids, [], []
 
     def node(self, node_id, kind, params, source, label=None) -> str:
+        self.ids.nodes += 1
+        line, column = source.get("line"), source.get("column")
+        if self.ids.nodes > MAX_NODES:
+            raise DatalogTooBig([SourceProblem(too_many_nodes(), line, column, source.get("rule"))])
+        budget.check(f"node {self.ids.nodes} (line {line}:{column})", line, column)
         item = {"id": node_id, "kind": kind, "params": params, "source": source}
         if label:
             item["label"] = label
@@ -101,6 +112,7 @@ def _fixed_point(checked: Checked, members: list[str], top: _Scope, where: dict)
     first = min((r for m in members for r in rels[m].rules), key=lambda r: r.index)
     fp_id = top.add(f"{'_'.join(members)}_fixpoint", "fixedpoint", {"max_iterations": 1000}, _source(first.span, first),
                     label=f"recursive stratum: {', '.join(members)}")
+    fp_at = len(top.nodes) - 1  # (the fixed point just added)
     inner = _Scope(top.ids)
     previous = {m: inner.add(f"{m}_prev", "delay", {}, _source(rels[m].span), label=f"{m} at the previous iteration")
                 for m in members}
@@ -120,7 +132,7 @@ def _fixed_point(checked: Checked, members: list[str], top: _Scope, where: dict)
         export = inner.add(f"{m}_out", "export", {}, _source(rels[m].span), label=f"export {m}")
         inner.wire(value, export)
         where[m] = (fp_id, export)
-    fp = next(n for n in top.nodes if n["id"] == fp_id)
+    fp = top.nodes[fp_at]
     fp["subcircuit"] = {"nodes": _placed(inner), "edges": inner.edges}
 
 
@@ -253,15 +265,24 @@ def _placed(scope: _Scope) -> list[dict]:
         if e["to"]["node"] in preds and e["from"]["node"] in preds and kinds[e["to"]["node"]] != "delay":
             preds[e["to"]["node"]].append(e["from"]["node"])
     depth: dict[str, int] = {}
-
-    def of(n, seen=()):
-        if n not in depth:
-            depth[n] = 1 + max((of(p, seen + (n,)) for p in preds[n] if p not in seen), default=-1)
-        return depth[n]
+    for root in preds:  # longest paths by an iterative depth-first walk (a chain of thousands of unions is fine)
+        if root in depth:
+            continue
+        on_path, work = {root}, [(root, iter(preds[root]))]
+        while work:
+            n, rest = work[-1]
+            p = next((p for p in rest if p not in depth and p not in on_path), None)
+            if p is not None:
+                on_path.add(p)
+                work.append((p, iter(preds[p])))
+                continue
+            depth[n] = 1 + max((depth[p] for p in preds[n] if p in depth), default=-1)
+            on_path.discard(n)
+            work.pop()
 
     rows: dict[int, int] = {}
     for n in scope.nodes:
-        d = of(n["id"])
+        d = depth[n["id"]]
         n["position"] = {"x": 240 * d, "y": 120 * rows.get(d, 0)}
         rows[d] = rows.get(d, 0) + 1
     return scope.nodes

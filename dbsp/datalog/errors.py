@@ -25,3 +25,8 @@ class DatalogInvalid(ValueError):
     def __init__(self, problems: list[SourceProblem]):
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems))
+
+
+class DatalogTooBig(DatalogInvalid):
+    """The program passes a bound of dbsp/limits.py (MAX_STATEMENTS, MAX_NODES): reading
+    or compiling stopped at the rule or declaration that passes it."""

@@ -9,13 +9,16 @@ its meaning and dbsp/datalog/compile.py turns it into a circuit document.
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from .errors import DatalogInvalid, SourceProblem
+from .. import budget
+from ..limits import MAX_STATEMENTS, too_many_statements
+from .errors import DatalogInvalid, DatalogTooBig, SourceProblem
 
 TYPES = {  # Soufflé's names and the circuit format's
     "number": "bigint", "unsigned": "bigint", "bigint": "bigint", "float": "double", "double": "double",
@@ -137,8 +140,41 @@ def _span(meta_or_token) -> Span:
     return Span(m.line, m.column, m.end_line, m.end_column)
 
 
+_STATEMENTS: ContextVar[list[int]] = ContextVar("datalog_statements")  # [statements parsed so far]
+
+
+class _Counting(Transformer):
+    """Runs inside the LALR parser as each statement is reduced (lark's embedded
+    transformer): counts statements, refusing the one past MAX_STATEMENTS at its
+    line:column before the rest is read, and keeps to the request's budget. The tree
+    is kept as it is (the spans are taken from it afterwards)."""
+
+    def _counted(self, name, children):
+        first = next((c for c in children if isinstance(c, (Tree, Token))), None)
+        meta = first if isinstance(first, Token) else getattr(first, "meta", None)
+        line, column = getattr(meta, "line", None), getattr(meta, "column", None)
+        count = _STATEMENTS.get()
+        count[0] += 1
+        if count[0] > MAX_STATEMENTS:
+            raise DatalogTooBig([SourceProblem(f"the program has {too_many_statements('rules and declarations')}", line, column)])
+        budget.check(f"statement {count[0]} (line {line}:{column})", line, column)
+        return Tree(name, children)
+
+    def rule(self, children):
+        return self._counted("rule", children)
+
+    def decl(self, children):
+        return self._counted("decl", children)
+
+    def input_dir(self, children):
+        return self._counted("input_dir", children)
+
+    def output_dir(self, children):
+        return self._counted("output_dir", children)
+
+
 _GRAMMAR = (Path(__file__).with_name("datalog.lark")).read_text()
-_PARSER = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+_PARSER = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False, transformer=_Counting())
 
 
 @v_args(meta=True)
@@ -227,6 +263,7 @@ class _ToProgram(Transformer):
 def parse_program(text: str) -> Program:
     """Parse a program; DatalogInvalid names the line:column of a syntax error and of
     every problem a declaration has (unknown type, a relation declared twice)."""
+    token = _STATEMENTS.set([0])
     try:
         tree = _PARSER.parse(text)
         items = _ToProgram(text).transform(tree)
@@ -234,6 +271,8 @@ def parse_program(text: str) -> Program:
         raise DatalogInvalid([SourceProblem(_syntax_message(e), e.line, e.column)]) from None
     except VisitError as e:  # a malformed literal (e.g. a number too long) inside the tree
         raise DatalogInvalid([SourceProblem(f"cannot read: {e.orig_exc}", None, None)]) from None
+    finally:
+        _STATEMENTS.reset(token)
     program, problems = Program(), []
     for item in items:
         if isinstance(item, Rule):

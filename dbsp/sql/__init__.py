@@ -6,7 +6,7 @@ then compiled through a whitelist) into a circuit document whose nodes each carr
 circuit SQL can express, or raises NotExpressible naming the node that it cannot.
 """
 from .compiler import compile_sql
-from .errors import NotExpressible, Span, SqlError, SqlProblem
+from .errors import NotExpressible, Span, SqlError, SqlProblem, SqlTooBig
 from .export import export_sql
 
-__all__ = ["NotExpressible", "Span", "SqlError", "SqlProblem", "compile_sql", "export_sql"]
+__all__ = ["NotExpressible", "Span", "SqlError", "SqlProblem", "SqlTooBig", "compile_sql", "export_sql"]

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import budget
 from ..errors import CircuitInvalid
+from ..limits import MAX_NODES, too_many_nodes
 from ..plan import compile_plan
 from ..types import Schema
-from .errors import Span, SqlError, SqlProblem
+from .errors import Span, SqlError, SqlProblem, SqlTooBig
 
 
 @dataclass(frozen=True)
@@ -45,17 +47,29 @@ class CircuitBuilder:
         self.ids: set[str] = set()
         self.reserved: set[str] = set()  # table and view names: never given to other nodes
         self.schemas: dict[str, Schema] = {}  # Ref.key -> schema
+        self.following: dict[str, int] = {}  # base -> the last suffix tried (ids are found in constant time)
+        self.nodes = 0  # nodes made, at every level
 
     def fresh(self, base: str) -> str:
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base)[:56] or "node"
         if base[0].isdigit():
             base = "n_" + base
-        name, i = base, 1
+        name, i = base, self.following.get(base, 1)
         while name in self.ids or name in self.reserved:
             i += 1
             name = f"{base}_{i}"
+        self.following[base] = i
         self.ids.add(name)
         return name
+
+    def count(self, span: Span | None) -> None:
+        """One more node: refused past MAX_NODES at the SQL that makes it; and the
+        request's budget is kept."""
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise SqlTooBig([SqlProblem(too_many_nodes(), span)])
+        budget.check(f"node {self.nodes}" + (f" (line {span})" if span else ""),
+                     span.line if span else None, span.column if span else None)
 
     def reserve(self, name: str, span: Span | None) -> str:
         if name in self.ids:
@@ -77,6 +91,7 @@ class CircuitBuilder:
         key = (outer.node, outer.port)
         if key not in level.imports:
             node_id = self.fresh(f"{outer.node}_in")
+            self.count(span)
             node = {"id": node_id, "kind": "import", "params": {}, "position": {}}
             if span is not None:
                 node["source"] = span.as_dict()
@@ -89,6 +104,7 @@ class CircuitBuilder:
     def add(self, level: Level, base: str, kind: str, params: dict, inputs: dict[str, Ref], span: Span | None,
             construct: str, node_id: str | None = None) -> Ref:
         """Add a node fed by `inputs` (port -> value) and infer its output schema."""
+        self.count(span)
         node_id = node_id or self.fresh(base)
         inputs = {port: self.bring(ref, level, span) for port, ref in inputs.items()}
         node = {"id": node_id, "kind": kind, "params": params, "position": {}}
@@ -108,6 +124,7 @@ class CircuitBuilder:
         return Ref(level, node_id)
 
     def add_fixedpoint(self, level: Level, node_id: str, sub: Level, exports: list[str], span: Span | None, construct: str) -> dict[str, Ref]:
+        self.count(span)
         node = {"id": node_id, "kind": "fixedpoint", "params": {"max_iterations": 1000}, "position": {}, "subcircuit": sub.json()}
         if span is not None:
             node["source"] = span.as_dict()
@@ -158,12 +175,23 @@ def layout(level: Level) -> None:
             preds[e["to"]["node"]].append(e["from"]["node"])
     kinds = {n["id"]: n["kind"] for n in level.nodes}
 
-    def d(n, seen=()):
-        if n not in depth:
-            if n in seen or kinds.get(n) == "delay":
-                return 0
-            depth[n] = 1 + max((d(p, seen + (n,)) for p in preds.get(n, [])), default=-1)
-        return depth[n]
+    def d(root):
+        """Longest path from a source, by an iterative depth-first walk (a chain of
+        thousands of views is fine); a delay, or a node on the path (a cycle), counts 0."""
+        if root in depth or kinds.get(root) == "delay":
+            return depth.get(root, 0)
+        on_path, work = {root}, [(root, iter(preds.get(root, [])))]
+        while work:
+            n, rest = work[-1]
+            p = next((p for p in rest if p not in depth and p not in on_path and kinds.get(p) != "delay"), None)
+            if p is not None:
+                on_path.add(p)
+                work.append((p, iter(preds.get(p, []))))
+                continue
+            depth[n] = 1 + max((depth.get(p, 0) for p in preds.get(n, [])), default=-1)
+            on_path.discard(n)
+            work.pop()
+        return depth[root]
 
     rows: dict[int, int] = {}
     for node in level.nodes:

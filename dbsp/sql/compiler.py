@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
+from .. import budget
 from .circuit import CircuitBuilder, Level, Ref
-from .errors import Span, SqlError, SqlProblem
+from .errors import Span, SqlError, SqlProblem, SqlTooBig
 from .script import WINDOW_FUNCTIONS, Script, parse_script
 
 TYPES = {
@@ -111,6 +112,10 @@ class Compiler:
         problems: list[SqlProblem] = []
         for i, st in enumerate(self.script.statements):
             kind = (st.args.get("kind") or "").upper() if isinstance(st, exp.Create) else ""
+            if len(spans) == len(self.script.statements):
+                budget.check(f"statement {i + 1} (line {spans[i]})", spans[i].line, spans[i].column)
+            else:
+                budget.check(f"statement {i + 1}")
             try:
                 if kind == "TABLE":
                     self.table(st)
@@ -120,6 +125,8 @@ class Compiler:
                     what = f"CREATE {kind}" if kind else (st.sql().split()[0].upper() if isinstance(st, exp.Command) else type(st).__name__.upper())
                     span = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
                     self.fail(f"unsupported: statement {what} (only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW)", span=span)
+            except SqlTooBig:
+                raise
             except SqlError as e:
                 where = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
                 problems += [p if p.span is not None else replace(p, span=where) for p in e.problems]  # at least its statement

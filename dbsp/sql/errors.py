@@ -44,6 +44,11 @@ class SqlError(ValueError):
         super().__init__("; ".join(str(p) for p in problems))
 
 
+class SqlTooBig(SqlError):
+    """The script passes a bound of dbsp/limits.py: compiling stops at the construct that
+    passes it (no further statement is tried)."""
+
+
 class NotExpressible(ValueError):
     """A circuit node that SQL cannot express (export_sql); `node` names it."""
 

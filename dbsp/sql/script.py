@@ -20,7 +20,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Tokenizer, TokenType
 
-from .errors import Span, SqlError, SqlProblem
+from .. import budget
+from ..limits import MAX_STATEMENTS, too_many_statements
+from .errors import Span, SqlError, SqlProblem, SqlTooBig
 
 #: window table functions as sqlglot reads them -> their name (SESSION is a keyword to
 #: sqlglot, so the call is renamed, keeping its length, before parsing)
@@ -119,8 +121,15 @@ def parse_script(text: str) -> Script:
         return i
 
     table_name = None
+    statements, in_statement = 0, False
     i = 0
     while i < len(tokens):
+        if not in_statement and tokens[i].token_type != TokenType.SEMICOLON:  # a statement starts
+            in_statement, statements = True, statements + 1
+            at = script.offsets(tokens[i].start, tokens[i].end)
+            if statements > MAX_STATEMENTS:
+                raise SqlTooBig([SqlProblem(f"the script has {too_many_statements('statements')}", at)])
+            budget.check(f"statement {statements} (line {at})", at.line, at.column)
         w = word(i)
         if w == "CREATE" and word(i + 1) in ("RECURSIVE", "LOCAL") and word(i + 2) in ("VIEW", "MATERIALIZED"):
             name_at = i + 3 if word(i + 2) == "VIEW" else i + 4
@@ -158,7 +167,7 @@ def parse_script(text: str) -> Script:
         elif w == "SESSION" and word(i + 1) == "(" and word(i - 1) in ("(", "FROM", "JOIN"):
             chars[tokens[i].start:tokens[i].end + 1] = list("SESSTVF")
         elif tokens[i].token_type == TokenType.SEMICOLON:
-            table_name = None
+            table_name, in_statement = None, False
         i += 1
 
     cleaned = "".join(chars)
