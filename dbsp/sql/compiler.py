@@ -127,6 +127,11 @@ class Compiler:
                     self.fail(f"unsupported: statement {what} (only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW)", span=span)
             except SqlTooBig:
                 raise
+            except budget.BudgetExceeded as e:  # (stopped inside the engine's check of a node): name the statement
+                where = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
+                if e.line is not None or where is None:
+                    raise
+                raise budget.BudgetExceeded(e.seconds, f"statement {i + 1} (line {where})", where.line, where.column) from None
             except SqlError as e:
                 where = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
                 problems += [p if p.span is not None else replace(p, span=where) for p in e.problems]  # at least its statement

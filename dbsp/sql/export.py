@@ -14,6 +14,7 @@ import re
 import sqlglot
 from sqlglot import exp
 
+from .. import budget
 from ..errors import CircuitInvalid
 from ..operators.window import parse_duration
 from ..plan import compile_plan
@@ -70,6 +71,7 @@ class _Exporter:
         doc = self.plan.document
         statements = []
         for node_id in self.plan.order:
+            budget.check(f"node {node_id!r}")
             node = doc.nodes[node_id]
             if node.kind == "input":
                 continue
