@@ -254,6 +254,7 @@ def replay(run: Run, tick: int):
         changes, pushes = _changes(run, plan, tick)
         replays += 1
         _replayed[key] = (plan, changes, pushes, Values(plan, changes))
+        log.info("event=explain_replay run=%s tick=%s", run.pk, tick)
     return _replayed[key]
 
 
