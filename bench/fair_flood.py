@@ -67,6 +67,9 @@ def prepare(env: dict) -> dict:
     import django
 
     django.setup()
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
@@ -258,6 +261,8 @@ def main() -> None:
         print("  anonymous answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(stats.items()) if k != "polls"))
         refused = sum(v for k, v in stats.items() if k.endswith(" 429"))
         print(f"  429s: {refused}; explanations queued: {explained}, replays of the log: {replays}")
+        jobs = [(tmp / f"verify-{w}.log").read_text().count(" succeeded in ") for w in range(args.verify_workers)]
+        print(f"  jobs carried out per verify worker: {jobs}")
         wrong = cross_check(fx, answers)
         print(f"  cross-check of the owner's {len(answers)} answers: " + ("ok" if not wrong else f"{len(wrong)} WRONG"))
         for w in wrong[:10]:
