@@ -96,7 +96,7 @@ def inspection_of(run: Run, tick: int, requester: fair_queue.Requester = fair_qu
         inspection = None
     if inspection is not None:
         if inspection.status == VerificationStatus.QUEUED and timezone.now() - inspection.created_at > RESEND_AFTER:
-            dispatch.inspect(inspection.pk)  # the worker takes a queued one once, whatever it is sent
+            dispatch.inspect(inspection.pk, priority=requester.priority)  # taken once, however often sent
         return inspection
     try:
         with transaction.atomic():
