@@ -162,6 +162,17 @@ CHANNEL_LAYERS = {
     }
 }
 
+# Fair queueing of explain/inspect/verify on the verification queue (runs/fair_queue.py):
+# owner and operators first, then signed-in readers, then anonymous ones; per requester
+# (user, or client address without a session) at most RECOMPUTE_MAX_PER_REQUESTER queued or
+# running, and on one run at most RECOMPUTE_MAX_PER_RUN from readers who do not operate it;
+# past either a 429 with Retry-After. A slot a crashed worker never freed expires after
+# RECOMPUTE_SLOT_TTL_S. More verification workers: start more processes on VERIFY_QUEUE
+# (scripts/run: DBSPWEB_VERIFY_WORKERS; compose: `--scale verify-worker=N`).
+RECOMPUTE_MAX_PER_REQUESTER = int(os.environ.get("DBSPWEB_RECOMPUTE_MAX_PER_REQUESTER", "4"))
+RECOMPUTE_MAX_PER_RUN = int(os.environ.get("DBSPWEB_RECOMPUTE_MAX_PER_RUN", "8"))
+RECOMPUTE_RETRY_AFTER_S = int(os.environ.get("DBSPWEB_RECOMPUTE_RETRY_AFTER_S", "10"))
+RECOMPUTE_SLOT_TTL_S = int(os.environ.get("DBSPWEB_RECOMPUTE_SLOT_TTL_S", "900"))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "dbspweb")

@@ -20,9 +20,10 @@ class Workers:
     stop: Callable[[int], bool]  # a stopped (or deleted) run: its worker frees what it holds
     wake: Callable[[int], bool]  # new pushes or a resume: the run's worker applies pending pushes
     worker_of: Callable[[int], str]  # the worker that owns the run now ('' when none does)
-    verify: Callable[[int], bool] | None = None  # a queued Verification (by id): recompute and compare
-    explain: Callable[[int], bool] | None = None  # a queued Explanation (by id): work out a row's derivation
-    inspect: Callable[[int], bool] | None = None  # a queued Inspection (by id): every node's data at its tick
+    # the verification queue's jobs, by id, each with a priority (runs/fair_queue.py: 0 first)
+    verify: Callable[..., bool] | None = None  # a queued Verification: recompute and compare
+    explain: Callable[..., bool] | None = None  # a queued Explanation: work out a row's derivation
+    inspect: Callable[..., bool] | None = None  # a queued Inspection: every node's data at its tick
     # claim(run_id, since): False while a wake-up for the run is already on its way (sent,
     # and the worker has not started on the run since); True when one should be sent
     claim_wake: Callable[[int, str], bool] | None = None
@@ -68,22 +69,22 @@ def worker_of(run_id: int) -> str:
     return _registered().worker_of(run_id)
 
 
-def verify(verification_id: int) -> bool:
+def verify(verification_id: int, priority: int = 0) -> bool:
     workers = _registered()
     if workers.verify is None:
         raise ImproperlyConfigured("The registered workers do not verify runs.")
-    return workers.verify(verification_id)
+    return workers.verify(verification_id, priority=priority)
 
 
-def explain(explanation_id: int) -> bool:
+def explain(explanation_id: int, priority: int = 0) -> bool:
     workers = _registered()
     if workers.explain is None:
         raise ImproperlyConfigured("The registered workers do not explain rows.")
-    return workers.explain(explanation_id)
+    return workers.explain(explanation_id, priority=priority)
 
 
-def inspect(inspection_id: int) -> bool:
+def inspect(inspection_id: int, priority: int = 0) -> bool:
     workers = _registered()
     if workers.inspect is None:
         raise ImproperlyConfigured("The registered workers do not inspect runs.")
-    return workers.inspect(inspection_id)
+    return workers.inspect(inspection_id, priority=priority)

@@ -12,6 +12,13 @@ in the request (about half a second at 20 000 rows, bench/README.md); above that
 EXPLAIN_MAX_ROWS, it is queued as an `Explanation` and carried out on the verification
 queue (runs/dispatch.py `explain`, workers/explain.py), never by a worker that ticks
 runs: the request answers 202 with the URL to poll. Larger logs are refused.
+
+Queued explanations are queued fairly (runs/fair_queue.py: the requester's priority, a
+cap per requester and per run, 429 past it). An identical request (same run, tick, row,
+node, mode, iteration, page) gets the queued, running or done explanation already there,
+taking no slot. The pages of one explanation share one replay of the log: the worker
+carries out the queued pages of the same row together, and keeps the last replay
+(`Values`, memoizing every node's value) for the pages asked later.
 """
 from __future__ import annotations
 
@@ -27,12 +34,12 @@ from django.utils import timezone
 
 from circuits.services import ServiceError, plan_for
 from dbsp.errors import DataInvalid
-from dbsp.explain import NotExplainable, RowNotFound, explain, step_json
+from dbsp.explain import NotExplainable, RowNotFound, Values, explain, step_json
 from dbsp.explain.scopes import scopes
 from dbsp.runtime import changes_and_items, changes_from_records
 from dbsp.types import coerce_row, row_to_dict
 
-from . import dispatch
+from . import dispatch, fair_queue
 from .models import Explanation, ExplanationStatus, Push, Run
 
 log = logging.getLogger(__name__)
@@ -189,8 +196,18 @@ def logged_rows(run: Run, tick: int) -> int:
     return run.pushes.filter(applied_tick__isnull=False, applied_tick__lte=tick).aggregate(n=Sum("row_count"))["n"] or 0
 
 
-def explain_row(run: Run, params) -> tuple[int, dict]:
-    """(HTTP status, body): 200 and the explanation, or 202 and a queued Explanation."""
+def _same(run: Run, asked: Asked, pages: bool = False):
+    """The run's explanations asked with the same parameters (`pages`: but any page)."""
+    wanted = asdict(asked)
+    skip = {"page"} if pages else set()
+    for e in run.explanations.exclude(status=ExplanationStatus.FAILED).order_by("-id")[:500]:
+        if {k: v for k, v in e.params.items() if k not in skip} == {k: v for k, v in wanted.items() if k not in skip}:
+            yield e
+
+
+def explain_row(run: Run, params, requester: fair_queue.Requester = fair_queue.SYSTEM) -> tuple[int, dict]:
+    """(HTTP status, body): 200 and the explanation, or 202 and a queued Explanation
+    (an identical one asked before: that one; past the requester's cap: a 429)."""
     asked = parse(run, params)
     rows = logged_rows(run, asked.tick)
     if rows > settings.EXPLAIN_MAX_ROWS:
@@ -200,9 +217,13 @@ def explain_row(run: Run, params) -> tuple[int, dict]:
             [{"field": "tick", "message": f"{rows} logged rows through tick {asked.tick}, more than {settings.EXPLAIN_MAX_ROWS}"}])
     if replay_cost(plan_for(run.version), rows, asked.tick) <= settings.EXPLAIN_SYNC_MAX_ROWS:
         return 200, compute(run, asked)
+    known = next(_same(run, asked), None)
+    if known is not None:
+        return (200 if known.status == ExplanationStatus.DONE else 202), explanation_json(known)
     with transaction.atomic():
         queued = Explanation.objects.create(run=run, params=asdict(asked))
-        transaction.on_commit(lambda: dispatch.explain(queued.pk))
+        fair_queue.admit(requester, run.pk, "explain", queued.pk)
+        transaction.on_commit(lambda: dispatch.explain(queued.pk, priority=requester.priority))
     return 202, explanation_json(queued)
 
 
@@ -215,15 +236,48 @@ def explanation_json(e: Explanation) -> dict:
     return body
 
 
+#: The last replay the worker made: ((run, version, created_at, tick), Values). One only:
+#: a replay of 10^6 rows holds every node's value in memory.
+_replayed: dict = {}
+#: How many replays of a log this process made (what the page sharing saves; bench, tests).
+replays = 0
+
+
+def replay(run: Run, tick: int):
+    """(plan, changes, pushes, Values) of the run's log through `tick`: the worker's last
+    one again when it is the same run and tick (applied ticks never change)."""
+    global replays
+    key = (run.pk, run.version_id, run.created_at, tick)
+    if key not in _replayed:
+        _replayed.clear()
+        plan = plan_for(run.version)
+        changes, pushes = _changes(run, plan, tick)
+        replays += 1
+        _replayed[key] = (plan, changes, pushes, Values(plan, changes))
+        log.info("event=explain_replay run=%s tick=%s", run.pk, tick)
+    return _replayed[key]
+
+
 def carry_out(explanation_id: int) -> str | None:
-    """Work out one queued Explanation (on the verification queue's worker); its status."""
+    """Work out one queued Explanation (on the verification queue's worker), and with it
+    the other queued pages of the same row (one replay); its status."""
     claimed = Explanation.objects.filter(pk=explanation_id, status=ExplanationStatus.QUEUED).update(
         status=ExplanationStatus.RUNNING)
     if not claimed:
         return None
     e = Explanation.objects.select_related("run__version").get(pk=explanation_id)
+    status = _carry_out(e)
+    for page in _same(e.run, Asked(**e.params), pages=True):
+        if page.pk != e.pk and Explanation.objects.filter(pk=page.pk, status=ExplanationStatus.QUEUED).update(
+                status=ExplanationStatus.RUNNING):
+            _carry_out(Explanation.objects.select_related("run__version").get(pk=page.pk))
+            fair_queue.release("explain", page.pk)  # its own task finds it done
+    return status
+
+
+def _carry_out(e: Explanation) -> str:
     try:
-        e.result, e.status = compute(e.run, Asked(**e.params)), ExplanationStatus.DONE
+        e.result, e.status = compute(e.run, Asked(**e.params), shared=True), ExplanationStatus.DONE
     except ServiceError as err:
         e.status, e.error = ExplanationStatus.FAILED, {"status": err.status, "detail": err.detail, "errors": err.errors}
     except Exception as err:  # noqa: BLE001 - a failed explanation says why; the run is untouched
@@ -234,16 +288,21 @@ def carry_out(explanation_id: int) -> str | None:
     return e.status
 
 
-def compute(run: Run, asked: Asked) -> dict:
-    """The explanation of a checked request, from the applied log."""
-    plan = plan_for(run.version)
+def compute(run: Run, asked: Asked, shared: bool = False) -> dict:
+    """The explanation of a checked request, from the applied log (`shared`: the
+    process's last replay of it, in the worker; a request's own otherwise)."""
     tick, view, name = asked.tick, asked.view, asked.node
+    if shared:
+        plan, changes, pushes, values = replay(run, tick)
+    else:
+        plan = plan_for(run.version)
+        changes, pushes = _changes(run, plan, tick)
+        values = None
     row, _ = coerce_row(asked.row, plan.schemas[name], 0)
     iteration = tuple(asked.iteration) if isinstance(asked.iteration, list) else asked.iteration
-    changes, pushes = _changes(run, plan, tick)
     try:
         e = explain(plan, changes, tick, name, row, iteration=iteration, mode=asked.mode, page=asked.page,
-                    page_size=asked.page_size)
+                    page_size=asked.page_size, values=values)
     except NotExplainable as err:
         field = err.field if err.field in ("iteration", "mode") else ("view" if view else "node")
         raise _bad(field, str(err), f"Cannot explain this row: {err}.") from None

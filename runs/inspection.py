@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from circuits.services import ServiceError, plan_for
 
-from . import dispatch, inspection_store
+from . import dispatch, fair_queue, inspection_store
 from .models import Inspection, Run, TickOutput, VerificationStatus
 from .node_pages import bad, page_of, page_query
 
@@ -84,9 +84,11 @@ def _too_big(run: Run, tick: int) -> None:
                            [{"field": "tick", "message": f"{rows} input rows up to tick {tick} (at most {settings.INSPECT_MAX_INPUT_ROWS})"}])
 
 
-def inspection_of(run: Run, tick: int) -> Inspection:
+def inspection_of(run: Run, tick: int, requester: fair_queue.Requester = fair_queue.SYSTEM) -> Inspection:
     """The run's inspection of `tick`, asked of the workers when there is none yet (or
-    when its files are gone); a failed one is retried by the next request after it."""
+    when its files are gone), queued fairly (runs/fair_queue.py: the requester's priority;
+    past its cap a 429 that records nothing); a failed one is retried by the next request
+    after it. Every request for the tick shares the one inspection."""
     inspection = Inspection.objects.filter(run=run, tick=tick).first()
     if inspection is not None and inspection.status == VerificationStatus.DONE and inspection_store.manifest(
             inspection_store.directory(run.pk, run.version_id, tick)) is None:
@@ -94,12 +96,13 @@ def inspection_of(run: Run, tick: int) -> Inspection:
         inspection = None
     if inspection is not None:
         if inspection.status == VerificationStatus.QUEUED and timezone.now() - inspection.created_at > RESEND_AFTER:
-            dispatch.inspect(inspection.pk)  # the worker takes a queued one once, whatever it is sent
+            dispatch.inspect(inspection.pk, priority=requester.priority)  # taken once, however often sent
         return inspection
     try:
         with transaction.atomic():
             inspection = Inspection.objects.create(run=run, tick=tick)
-            transaction.on_commit(lambda: dispatch.inspect(inspection.pk))
+            fair_queue.admit(requester, run.pk, "inspect", inspection.pk)
+            transaction.on_commit(lambda: dispatch.inspect(inspection.pk, priority=requester.priority))
     except IntegrityError:  # another request asked for it at the same moment
         inspection = Inspection.objects.get(run=run, tick=tick)
     return inspection
@@ -119,7 +122,7 @@ def _sizes(entry: dict) -> dict:
             "iterations": entry.get("iterations")}
 
 
-def node_at(run: Run, node_id: str, params) -> tuple[int, dict]:
+def node_at(run: Run, node_id: str, params, requester: fair_queue.Requester = fair_queue.SYSTEM) -> tuple[int, dict]:
     """(HTTP status, body) of GET /api/runs/<id>/nodes/<node>/: 202 while the tick's
     inspection is computed, 200 with the page (or with status failed and the error)."""
     plan = plan_for(run.version)
@@ -131,7 +134,7 @@ def node_at(run: Run, node_id: str, params) -> tuple[int, dict]:
     schema = plan.schemas[shown]
     query = page_query(params, schema)
     _too_big(run, tick)
-    inspection = inspection_of(run, tick)
+    inspection = inspection_of(run, tick, requester)
     if inspection.status != VerificationStatus.DONE:
         if inspection.status == VerificationStatus.FAILED:
             Inspection.objects.filter(pk=inspection.pk).delete()  # reported once; the next request tries again

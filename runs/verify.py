@@ -14,19 +14,28 @@ from django.db import transaction
 
 from circuits.services import ServiceError
 
-from . import dispatch
-from .models import Run, Verification
+from . import dispatch, fair_queue
+from .models import Run, Verification, VerificationStatus
 
 
-def request_verification(run: Run, tick: int | None = None) -> Verification:
+def request_verification(run: Run, tick: int | None = None,
+                         requester: fair_queue.Requester = fair_queue.SYSTEM) -> Verification:
+    """A queued verification of the run at `tick` (default: the current one): the one
+    already queued or running for that tick if any (an identical request shares it), else
+    a new one, queued fairly (runs/fair_queue.py: the requester's priority; past its cap
+    a 429 that records nothing)."""
     tick = run.current_tick if tick is None else tick
     if not 0 <= tick <= run.current_tick:
         where = "it has no tick yet" if run.current_tick < 0 else f"ticks go from 0 to {run.current_tick} (the current one)"
         raise ServiceError(f"Run {run.pk} cannot be verified at tick {tick}: {where}.", 400,
                            [{"field": "tick", "message": f"{tick} is not between 0 and the current tick {run.current_tick}"}])
+    pending = run.verifications.filter(tick=tick, status__in=(VerificationStatus.QUEUED, VerificationStatus.RUNNING))
+    if (known := pending.order_by("-id").first()) is not None:
+        return known
     with transaction.atomic():
         verification = Verification.objects.create(run=run, tick=tick)
-        transaction.on_commit(lambda: dispatch.verify(verification.pk))
+        fair_queue.admit(requester, run.pk, "verify", verification.pk)
+        transaction.on_commit(lambda: dispatch.verify(verification.pk, priority=requester.priority))
     return verification
 
 

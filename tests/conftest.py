@@ -77,6 +77,15 @@ def _unthrottled(settings):
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _no_recompute_slots():
+    """Each test starts with no explain/inspect/verify slots held (runs/fair_queue.py):
+    user ids repeat across tests, and fake dispatches never run the task that frees them."""
+    from runs import fair_queue
+
+    fair_queue.clear()
+
+
 @pytest.fixture(scope="session")
 def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("live-logs")

@@ -37,12 +37,13 @@ def own_connection() -> None:
     _local.connection = app.connection_for_write()
 
 
-def _send(task: str, run_id: int, queue: str | None) -> bool:
+def _send(task: str, run_id: int, queue: str | None, priority: int | None = None) -> bool:
     from dbspweb.celery import app
 
     connection = getattr(_local, "connection", None)
     try:
-        app.send_task(task, (run_id,), queue=queue or settings.CELERY_TASK_DEFAULT_QUEUE, retry=False, connection=connection)
+        app.send_task(task, (run_id,), queue=queue or settings.CELERY_TASK_DEFAULT_QUEUE, retry=False, connection=connection,
+                      priority=priority)
         return True
     except Exception as e:  # noqa: BLE001 - the broker is down: the sweeper will re-drive it
         log.warning("event=dispatch_failed task=%s run=%s error=%r", task, run_id, e)
@@ -119,19 +120,21 @@ def to_worker(task: str, run_id: int, worker: str) -> bool:
     return _send(task, run_id, _queue_of(worker) or None)
 
 
-def verify(verification_id: int) -> bool:
+def verify(verification_id: int, priority: int = 0) -> bool:
     """A queued verification: to the verification queue, whose own worker process
-    recomputes it (workers/verify.py) without holding any run's ticks."""
-    return _send(VERIFY_RUN, verification_id, settings.VERIFY_QUEUE)
+    recomputes it (workers/verify.py) without holding any run's ticks. `priority`: the
+    requester's (runs/fair_queue.py; 0 goes first: the Redis transport keeps one list per
+    priority step and a worker pops the best non-empty one)."""
+    return _send(VERIFY_RUN, verification_id, settings.VERIFY_QUEUE, priority)
 
 
-def explain(explanation_id: int) -> bool:
+def explain(explanation_id: int, priority: int = 0) -> bool:
     """A queued explanation of a row (a log too large for the request): to the
     verification queue too, whose worker reads the log and computes on its own."""
-    return _send(EXPLAIN_ROW, explanation_id, settings.VERIFY_QUEUE)
+    return _send(EXPLAIN_ROW, explanation_id, settings.VERIFY_QUEUE, priority)
 
 
-def inspect(inspection_id: int) -> bool:
+def inspect(inspection_id: int, priority: int = 0) -> bool:
     """A queued inspection (every node of a run at a tick): to the verification queue,
     whose worker process recomputes it (workers/inspection.py) off the runs' tick path."""
-    return _send(INSPECT_RUN, inspection_id, settings.VERIFY_QUEUE)
+    return _send(INSPECT_RUN, inspection_id, settings.VERIFY_QUEUE, priority)

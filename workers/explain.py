@@ -7,6 +7,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import close_old_connections
 
+from runs import fair_queue
 from runs.explain import carry_out
 
 from . import dispatch
@@ -15,4 +16,7 @@ from . import dispatch
 @shared_task(name=dispatch.EXPLAIN_ROW)
 def explain_row(explanation_id: int) -> str | None:
     close_old_connections()
-    return carry_out(explanation_id)
+    try:
+        return carry_out(explanation_id)
+    finally:
+        fair_queue.release("explain", explanation_id)  # its requester may queue another

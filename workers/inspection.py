@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from dbsp import ZSet, compile_plan
 from dbsp.capture import capture
-from runs import inspection_store
+from runs import fair_queue, inspection_store
 from runs.inspection import evict
 from runs.models import Inspection, VerificationStatus
 
@@ -139,4 +139,7 @@ def inspect(inspection_id: int) -> str | None:
 @shared_task(name=dispatch.INSPECT_RUN)
 def inspect_run(inspection_id: int) -> str | None:
     close_old_connections()
-    return inspect(inspection_id)
+    try:
+        return inspect(inspection_id)
+    finally:
+        fair_queue.release("inspect", inspection_id)  # its requester may queue another

@@ -30,6 +30,7 @@ from django.utils import timezone
 from dbsp import ZSet, compile_plan
 from dbsp.reference import ReferenceRuntime, recompute
 from dbsp.verify import differences, integrate, zset_json
+from runs import fair_queue
 from runs.models import Verification, VerificationStatus
 from runs.outputs import integrated_views
 
@@ -117,4 +118,7 @@ def verify(verification_id: int) -> str | None:
 @shared_task(name=dispatch.VERIFY_RUN)
 def verify_run(verification_id: int) -> str | None:
     close_old_connections()
-    return verify(verification_id)
+    try:
+        return verify(verification_id)
+    finally:
+        fair_queue.release("verify", verification_id)  # its requester may queue another

@@ -1,7 +1,8 @@
 """GET /api/runs/<id>/explain/?view=&row=&tick=: why a row is in a view at a tick and why
 it changed then, operator by operator, down to the input rows and their pushes
 (runs/explain.py). Anyone who may see the run may ask. Over a large log it is queued
-(202 with the URL of GET /api/runs/<id>/explain/<eid>/ to poll)."""
+(202 with the URL of GET /api/runs/<id>/explain/<eid>/ to poll), fairly: 429 with
+Retry-After past the requester's cap (runs/fair_queue.py)."""
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,6 +13,7 @@ from circuits.services import ServiceError
 
 from ..access import readable_run
 from ..explain import explain_row, explanation_json
+from ..fair_queue import requester_of
 
 EXPLANATION = {"type": "object", "description": (
     "run, tick, view, node, row, weight (at the tick), before (at the tick before), truncated; contents: the "
@@ -34,10 +36,14 @@ class ExplainView(APIView):
         OpenApiParameter("page_size", int, description="rows per group, 1..200 (default 20)"),
     ], responses={200: EXPLANATION, 202: {"type": "object", "description": "a log over EXPLAIN_SYNC_MAX_ROWS rows: "
                                           "the explanation is queued: {id, status, url} to poll"}, 400: ErrorSerializer,
+                  429: OpenApiResponse(ErrorSerializer, description="the requester (or the run's shared readers) has "
+                                       "as many explanations, inspections and verifications queued or running as "
+                                       "allowed; Retry-After says when to try again"),
                   404: OpenApiResponse(ErrorSerializer, description="No such run (or not yours to see), or the row is "
                                                                     "not in the view at the tick and did not change")})
     def get(self, request, pk):
-        status, body = explain_row(readable_run(request, pk), request.query_params)
+        run = readable_run(request, pk)
+        status, body = explain_row(run, request.query_params, requester_of(request, run))
         return Response(body, status=status)
 
 

@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 from circuits.api.serializers import ErrorSerializer
 
 from ..access import readable_run
+from ..fair_queue import requester_of
 from ..inspection import node_at
 from ..node_pages import MAX_PAGE_SIZE, SORT_WEIGHT
 
@@ -33,7 +34,10 @@ class NodeView(APIView):
             OpenApiParameter("sign", str, enum=["positive", "negative"], description="inserted (weight > 0) or deleted rows"),
             OpenApiParameter("export", str, description="a fixed point's node: which export to show (default: its first)"),
         ],
-        responses={200: NODE_PAGE, 202: NODE_PAGE, 400: ErrorSerializer, 404: OpenApiResponse(ErrorSerializer)})
+        responses={200: NODE_PAGE, 202: NODE_PAGE, 400: ErrorSerializer, 404: OpenApiResponse(ErrorSerializer),
+                   429: OpenApiResponse(ErrorSerializer, description="a new inspection past the requester's (or the "
+                                        "run's shared readers') cap of queued and running ones; see Retry-After")})
     def get(self, request, pk, node):
-        status, body = node_at(readable_run(request, pk), node, request.query_params)
+        run = readable_run(request, pk)
+        status, body = node_at(run, node, request.query_params, requester_of(request, run))
         return Response(body, status=status)

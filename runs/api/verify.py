@@ -12,6 +12,7 @@ from circuits.api.serializers import ErrorSerializer
 from circuits.services import ServiceError
 
 from ..access import readable_run
+from ..fair_queue import requester_of
 from ..verify import request_verification, verification_json
 
 VERIFICATION = {"type": "object", "description": "id, run, tick, status (queued|running|done|failed), progress (0..1), "
@@ -22,7 +23,9 @@ LATEST = 20
 
 class VerifyView(APIView):
     @extend_schema(parameters=[OpenApiParameter("tick", int, description="0 up to the current tick; default: the current tick")],
-                   request=None, responses={202: VERIFICATION, 400: ErrorSerializer})
+                   request=None, responses={202: VERIFICATION, 400: ErrorSerializer,
+                                                       429: OpenApiResponse(ErrorSerializer, description="past the "
+                                                                            "requester's cap; see Retry-After")})
     def post(self, request, pk):
         run = readable_run(request, pk)
         require_operator(request, run.circuit)
@@ -35,7 +38,7 @@ class VerifyView(APIView):
                                    [{"field": "tick", "message": f"expected an integer, got {tick!r}"}]) from None
         else:
             tick = None
-        v = request_verification(run, tick)
+        v = request_verification(run, tick, requester_of(request, run))
         return Response(verification_json(v) | {"url": f"/api/runs/{run.pk}/verify/{v.pk}/"}, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={200: {"type": "array", "items": VERIFICATION}})

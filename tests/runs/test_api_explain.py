@@ -137,7 +137,7 @@ def test_a_log_larger_than_the_bound_is_refused(run, client_for, settings):
 @pytest.fixture
 def sent(monkeypatch):
     sent = []
-    monkeypatch.setattr("runs.dispatch.explain", lambda explanation_id: sent.append(explanation_id) or True)
+    monkeypatch.setattr("runs.dispatch.explain", lambda explanation_id, **_: sent.append(explanation_id) or True)
     return sent
 
 

@@ -33,7 +33,7 @@ EDGES = [[(0, 1, 1), (1, 2, 1), (2, 3, 1)], [(3, 4, 1)], [(1, 2, -1)], [(1, 2, 1
 def stored_in(settings, tmp_path, monkeypatch):
     settings.INSPECT_DIR = tmp_path / "inspect"
     sent = []
-    monkeypatch.setattr("runs.dispatch.inspect", lambda inspection_id: sent.append(inspection_id) or inspect(inspection_id) is not None)
+    monkeypatch.setattr("runs.dispatch.inspect", lambda inspection_id, **_: sent.append(inspection_id) or inspect(inspection_id) is not None)
     return sent
 
 
@@ -194,7 +194,7 @@ def test_a_failed_inspection_says_why_and_the_next_request_tries_again(transacti
     body = api.get(url).json()
     assert (body["status"], body["error"]) == ("failed", "RuntimeError: disk full")
     monkeypatch.undo()
-    monkeypatch.setattr("runs.dispatch.inspect", lambda inspection_id: inspect(inspection_id) is not None)
+    monkeypatch.setattr("runs.dispatch.inspect", lambda inspection_id, **_: inspect(inspection_id) is not None)
     assert rows(inspected(api, url, django_capture_on_commit_callbacks)) == [(TRANSACTIONS[2], 1)]
 
 
@@ -266,7 +266,7 @@ def test_a_queued_inspection_no_worker_took_is_sent_again(transactions, client_f
 
     from django.utils import timezone
 
-    monkeypatch.setattr("runs.dispatch.inspect", lambda inspection_id: stored_in.append(inspection_id) or True)  # lost
+    monkeypatch.setattr("runs.dispatch.inspect", lambda inspection_id, **_: stored_in.append(inspection_id) or True)  # lost
     api = client_for(transactions.created_by)
     url = f"/api/runs/{transactions.pk}/nodes/transactions/"
     inspection = Inspection.objects.create(run=transactions, tick=2)

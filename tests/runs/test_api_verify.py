@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def sent(monkeypatch):
     sent = []
-    monkeypatch.setattr("runs.dispatch.verify", lambda verification_id: sent.append(verification_id) or True)
+    monkeypatch.setattr("runs.dispatch.verify", lambda verification_id, **_: sent.append(verification_id) or True)
     return sent
 
 

@@ -30,7 +30,7 @@ def quiet(settings, tmp_path, monkeypatch):
         monkeypatch.setattr(ticks, name, lambda *a: None)
     monkeypatch.setattr(input_log, "publish_lag", lambda *a: None)
     monkeypatch.setattr("runs.dispatch.wake", lambda run_id: True)
-    monkeypatch.setattr("runs.dispatch.verify", lambda verification_id: True)
+    monkeypatch.setattr("runs.dispatch.verify", lambda verification_id, **_: True)
     monkeypatch.setitem(identity._me, "worker", "a:1")
     yield
     for run_id in engines.held_runs():

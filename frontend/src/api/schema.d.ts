@@ -3272,7 +3272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            /** @description the requester (or the run's shared readers) has as many explanations, inspections and verifications queued or running as allowed; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3658,7 +3658,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            /** @description a new inspection past the requester's (or the run's shared readers') cap of queued and running ones; see Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4307,7 +4307,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            /** @description past the requester's cap; see Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
