@@ -33,7 +33,8 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-inspect-"))
     env = {"DJANGO_SETTINGS_MODULE": "dbspweb.settings", "DATABASE_URL": "", "SQLITE_PATH": str(tmp / "db.sqlite3"),
-           "DBSPWEB_INSPECT_DIR": str(tmp / "inspect"), "DBSPWEB_THROTTLE_ANON": "off"}
+           "DBSPWEB_INSPECT_DIR": str(tmp / "inspect"), "DBSPWEB_THROTTLE_ANON": "off",
+           "DJANGO_DEBUG": os.environ.get("DJANGO_DEBUG", "1")}
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env={**os.environ, **env}, check=True)
     os.environ.update(env)
     import django

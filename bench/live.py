@@ -279,6 +279,7 @@ def main():
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dbspweb.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")  # as ./scripts/run (the settings default is off)
     asyncio.run(main_async(args))
 
 

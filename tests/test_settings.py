@@ -14,9 +14,15 @@ def settings_with(env: dict) -> dict:
             "print(json.dumps({'engine': db['ENGINE'], 'name': str(db['NAME']), 'host': db.get('HOST'), "
             "'redis': settings.REDIS_URL, 'spark': settings.SPARK_MASTER, 'debug': settings.DEBUG}))")
     base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SPARK_MASTER", "DJANGO_DEBUG")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**base, "DJANGO_SETTINGS_MODULE": "dbspweb.settings", **env},
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT,
+                         env={**base, "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "DJANGO_SECRET_KEY": "test-only", **env},
                          capture_output=True, text=True, timeout=60, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_debug_is_off_unless_asked_for():
+    assert settings_with({})["debug"] is False
+    assert settings_with({"DJANGO_DEBUG": "1"})["debug"] is True
 
 
 def test_defaults_are_sqlite_local_redis_and_local_spark():

@@ -130,13 +130,29 @@ class GrantSerializer(serializers.Serializer):
         return super().to_representation(grant)
 
 
+class ShareGrantSerializer(serializers.Serializer):
+    """A grant as the share settings answer it (both fields always there)."""
+
+    username = serializers.CharField()
+    can_operate = serializers.BooleanField()
+
+
 class ShareSettingsSerializer(serializers.Serializer):
+    """The share settings as answered: every field is always there."""
+
+    visibility = serializers.ChoiceField(choices=Visibility.choices)
+    grants = ShareGrantSerializer(many=True)
+    share_token = serializers.CharField()
+    share_url = serializers.CharField(help_text="the app link; works while the circuit is unlisted or public")
+    share_api_url = serializers.CharField(help_text="GET it for the circuit detail")
+    link_active = serializers.BooleanField(help_text="false while private: the token opens nothing then")
+
+
+class ShareSettingsUpdateSerializer(serializers.Serializer):
+    """PATCH /api/circuits/<id>/share/: `visibility` and/or `grants`."""
+
     visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
     grants = GrantSerializer(many=True, required=False, help_text="replaces the whole grant list")
-    share_token = serializers.CharField(read_only=True)
-    share_url = serializers.CharField(read_only=True, help_text="the app link; works while the circuit is unlisted or public")
-    share_api_url = serializers.CharField(read_only=True, help_text="GET it for the circuit detail")
-    link_active = serializers.BooleanField(read_only=True, help_text="false while private: the token opens nothing then")
 
     def validate_grants(self, grants):
         User = get_user_model()

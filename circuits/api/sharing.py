@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from .. import services
 from ..access import readable_circuit, require_owner
 from ..models import Circuit, Visibility
-from .serializers import CircuitSerializer, ForkSerializer, ShareSettingsSerializer
+from .serializers import CircuitSerializer, ForkSerializer, ShareSettingsSerializer, ShareSettingsUpdateSerializer
 
 
 class ForkView(APIView):
@@ -53,11 +53,11 @@ class ShareSettingsView(APIView):
         require_owner(request, circuit)
         return Response(share_settings(request, circuit))
 
-    @extend_schema(request=ShareSettingsSerializer, responses=ShareSettingsSerializer)
+    @extend_schema(request=ShareSettingsUpdateSerializer, responses=ShareSettingsSerializer)
     def patch(self, request, pk):
         circuit = readable_circuit(request, pk)
         require_owner(request, circuit)
-        body = ShareSettingsSerializer(data=request.data)  # both fields optional; not partial, so a grant needs its username
+        body = ShareSettingsUpdateSerializer(data=request.data)  # both fields optional; not partial, so a grant needs its username
         body.is_valid(raise_exception=True)
         services.update_share(circuit, body.validated_data.get("visibility"), body.validated_data.get("grants"))
         return Response(share_settings(request, circuit))

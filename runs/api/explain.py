@@ -51,7 +51,7 @@ class ExplanationView(APIView):
     """A queued explanation (a log over EXPLAIN_SYNC_MAX_ROWS rows): its status, and when
     done the explanation itself, as GET /api/runs/<id>/explain/ answers it at once."""
 
-    @extend_schema(responses={200: EXPLANATION, 404: OpenApiResponse(ErrorSerializer)})
+    @extend_schema(operation_id="runs_explanation_retrieve", responses={200: EXPLANATION, 404: OpenApiResponse(ErrorSerializer)})
     def get(self, request, pk, eid):
         run = readable_run(request, pk)
         queued = run.explanations.filter(pk=eid).first()

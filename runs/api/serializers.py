@@ -5,6 +5,7 @@ from ..interface import run_interface
 from ..lag import lag_of
 from ..listing import error_preview
 from ..models import Push, Run
+from ..profile import AGGREGATE, METRICS, PATHS
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -112,3 +113,65 @@ class RunListItemSerializer(serializers.ModelSerializer):
 
     def get_can_operate(self, run) -> bool:
         return bool(run.operable)
+
+
+# --- GET /api/runs/<id>/profile/ and /frontier/ (runs/profile.py builds them) ---------------
+
+class ProfileNodeSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    kind = serializers.CharField(allow_null=True, help_text="null for a node no longer in the document")
+    series = serializers.ListField(child=serializers.FloatField(), help_text="one value per point of `ticks`")
+    paths = serializers.ListField(child=serializers.ChoiceField(choices=PATHS, allow_null=True),
+                                  help_text="where each point's heaviest tick ran")
+    total = serializers.FloatField()
+    max = serializers.FloatField()
+    path_ticks = serializers.DictField(child=serializers.IntegerField(), help_text="path -> ticks that ran there")
+    late_rows = serializers.ListField(child=serializers.FloatField(), required=False, help_text="windows only: late rows per point")
+    late_rows_total = serializers.FloatField(required=False, help_text="windows only: late rows in all")
+
+
+class ProfileTopSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    kind = serializers.CharField(allow_null=True)
+    total = serializers.FloatField()
+    share = serializers.FloatField(help_text="of the grand total, 0..1")
+
+
+class TickSeriesSerializer(serializers.Serializer):
+    """What a profile and a frontier history share: the ticks read and their buckets."""
+
+    from_ = serializers.IntegerField(allow_null=True, help_text="first tick read (null: none stored in the range)")
+    to = serializers.IntegerField(allow_null=True, help_text="last tick read")
+    ticks = serializers.ListField(child=serializers.IntegerField(), help_text="the first tick of each point")
+    bucket = serializers.IntegerField(help_text="ticks per point")
+    downsampled = serializers.BooleanField()
+    truncated = serializers.BooleanField(help_text="the range held more than max_ticks ticks: the newest were read")
+    max_ticks = serializers.IntegerField()
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = fields.pop("from_")  # a Python keyword
+        return fields
+
+
+class RunProfileSerializer(TickSeriesSerializer):
+    metric = serializers.ChoiceField(choices=METRICS)
+    unit = serializers.CharField()
+    aggregate = serializers.ChoiceField(choices=sorted(set(AGGREGATE.values())), help_text="how a point and a total add up its ticks")
+    nodes = ProfileNodeSerializer(many=True)
+    total = serializers.FloatField()
+    top = ProfileTopSerializer(many=True, help_text="the nodes that cost the most")
+
+
+class FrontierNodeSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    kind = serializers.CharField(help_text="fixedpoint, or a window kind")
+    iterations = serializers.ListField(child=serializers.FloatField(), required=False, help_text="fixed points: iterations per point")
+    converged = serializers.ListField(child=serializers.BooleanField(), required=False, help_text="fixed points")
+    waterline = serializers.ListField(child=serializers.JSONField(allow_null=True), required=False, help_text="windows: the waterline at each point")
+    windows_closed = serializers.ListField(child=serializers.FloatField(), required=False, help_text="windows")
+    late_rows = serializers.ListField(child=serializers.FloatField(), required=False, help_text="windows")
+
+
+class RunFrontierSerializer(TickSeriesSerializer):
+    nodes = FrontierNodeSerializer(many=True)

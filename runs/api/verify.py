@@ -41,14 +41,14 @@ class VerifyView(APIView):
         v = request_verification(run, tick, requester_of(request, run))
         return Response(verification_json(v) | {"url": f"/api/runs/{run.pk}/verify/{v.pk}/"}, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses={200: {"type": "array", "items": VERIFICATION}})
+    @extend_schema(operation_id="runs_verify_list", responses={200: {"type": "array", "items": VERIFICATION}})
     def get(self, request, pk):
         run = readable_run(request, pk)
         return Response([verification_json(v) for v in run.verifications.order_by("-id")[:LATEST]])
 
 
 class VerificationView(APIView):
-    @extend_schema(responses={200: VERIFICATION, 404: OpenApiResponse(ErrorSerializer)})
+    @extend_schema(operation_id="runs_verification_retrieve", responses={200: VERIFICATION, 404: OpenApiResponse(ErrorSerializer)})
     def get(self, request, pk, vid):
         run = readable_run(request, pk)
         v = run.verifications.filter(pk=vid).first()

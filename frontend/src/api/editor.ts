@@ -23,11 +23,10 @@ export type Validation = Omit<ApiSchemas['ValidationResult'], 'schemas'> & { sch
 
 export type Scope = 'mine' | 'shared' | 'public';
 
-export type ShareGrant = ApiSchemas['Grant'];
+export type ShareGrant = ApiSchemas['ShareGrant'];
 
-/** A circuit's sharing settings. The server always sends `visibility` and `grants`; the
- * schema marks them optional because the same serializer reads a PATCH, where they are. */
-export type ShareInfo = Required<ApiSchemas['ShareSettings']>;
+/** A circuit's sharing settings (every field always there). */
+export type ShareInfo = ApiSchemas['ShareSettings'];
 
 interface DiffEdge {
   from: { node: string; port: string };
@@ -73,7 +72,7 @@ export const editorApi = {
     request<EditorCircuit>('POST', `/api/circuits/${id}/fork/${query({ share: shareToken })}`, {}),
   diff: (id: number, a: number, b: number) => request<VersionDiff>('GET', `/api/circuits/${id}/versions/${a}/diff/${b}/`),
   share: (id: number) => request<ShareInfo>('GET', `/api/circuits/${id}/share/`),
-  updateShare: (id: number, patch: ApiSchemas['PatchedShareSettingsRequest']) =>
+  updateShare: (id: number, patch: ApiSchemas['PatchedShareSettingsUpdateRequest']) =>
     request<ShareInfo>('PATCH', `/api/circuits/${id}/share/`, patch),
   revokeShare: (id: number) => request<ShareInfo>('POST', `/api/circuits/${id}/share/revoke/`),
   shared: (token: string) => request<EditorCircuit>('GET', `/api/shared/${encodeURIComponent(token)}/`),

@@ -423,7 +423,7 @@ export interface paths {
          * @description A queued explanation (a log over EXPLAIN_SYNC_MAX_ROWS rows): its status, and when
          *     done the explanation itself, as GET /api/runs/<id>/explain/ answers it at once.
          */
-        get: operations["runs_explain_retrieve_2"];
+        get: operations["runs_explanation_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -635,7 +635,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: operations["runs_verify_retrieve"];
+        get: operations["runs_verify_list"];
         put?: never;
         post: operations["runs_verify_create"];
         delete?: never;
@@ -651,7 +651,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: operations["runs_verify_retrieve_2"];
+        get: operations["runs_verification_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -741,6 +741,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description * `last` - last
+         *     * `sum` - sum
+         * @enum {string}
+         */
+        AggregateEnum: "last" | "sum";
         AuthToken: {
             token: string;
         };
@@ -849,10 +855,20 @@ export interface components {
             /** @description default: '<name> (fork)' */
             name?: string;
         };
-        Grant: {
-            /** @default false */
-            can_operate: boolean;
-            username: string;
+        FrontierNode: {
+            /** @description fixed points */
+            converged?: boolean[];
+            /** @description fixed points: iterations per point */
+            iterations?: number[];
+            /** @description fixedpoint, or a window kind */
+            kind: string;
+            /** @description windows */
+            late_rows?: number[];
+            node: string;
+            /** @description windows: the waterline at each point */
+            waterline?: unknown[];
+            /** @description windows */
+            windows_closed?: number[];
         };
         GrantRequest: {
             /** @default false */
@@ -886,6 +902,15 @@ export interface components {
             authenticated: boolean;
             username: string | null;
         };
+        /**
+         * @description * `ms` - ms
+         *     * `rows_in` - rows_in
+         *     * `rows_out` - rows_out
+         *     * `state_rows` - state_rows
+         *     * `spark_jobs` - spark_jobs
+         * @enum {string}
+         */
+        MetricEnum: "ms" | "rows_in" | "rows_out" | "state_rows" | "spark_jobs";
         NewVersionRequest: {
             document: unknown;
             /**
@@ -894,6 +919,8 @@ export interface components {
              */
             message: string;
         };
+        /** @enum {unknown} */
+        NullEnum: null;
         Outputs: {
             tick: number;
             /** @description view -> its integrated rows */
@@ -955,11 +982,21 @@ export interface components {
             /** @default private */
             visibility: components["schemas"]["VisibilityEnum"];
         };
-        PatchedShareSettingsRequest: {
+        /** @description PATCH /api/circuits/<id>/share/: `visibility` and/or `grants`. */
+        PatchedShareSettingsUpdateRequest: {
             /** @description replaces the whole grant list */
             grants?: components["schemas"]["GrantRequest"][];
             visibility?: components["schemas"]["VisibilityEnum"];
         };
+        /**
+         * @description * `skipped` - skipped
+         *     * `reference` - reference
+         *     * `row` - row
+         *     * `arrow` - arrow
+         *     * `spark` - spark
+         * @enum {string}
+         */
+        PathsEnum: "skipped" | "reference" | "row" | "arrow" | "spark";
         /** @description One problem; which keys are present depends on where it is. */
         Problem: {
             /** @description column, request field or 'header' */
@@ -989,6 +1026,41 @@ export interface components {
             position?: number;
             /** @description 0-based index of the pushed record / CSV data row */
             row?: number;
+        };
+        ProfileNode: {
+            /** @description null for a node no longer in the document */
+            kind: string | null;
+            /** @description windows only: late rows per point */
+            late_rows?: number[];
+            /**
+             * Format: double
+             * @description windows only: late rows in all
+             */
+            late_rows_total?: number;
+            /** Format: double */
+            max: number;
+            node: string;
+            /** @description path -> ticks that ran there */
+            path_ticks: {
+                [key: string]: number;
+            };
+            /** @description where each point's heaviest tick ran */
+            paths: ((components["schemas"]["PathsEnum"] | components["schemas"]["NullEnum"]) | null)[];
+            /** @description one value per point of `ticks` */
+            series: number[];
+            /** Format: double */
+            total: number;
+        };
+        ProfileTop: {
+            kind: string | null;
+            node: string;
+            /**
+             * Format: double
+             * @description of the grand total, 0..1
+             */
+            share: number;
+            /** Format: double */
+            total: number;
         };
         Push: {
             /** Format: int64 */
@@ -1032,11 +1104,27 @@ export interface components {
                 [key: string]: unknown;
             };
             readonly last_sequence: number;
-            readonly status: components["schemas"]["StatusE8bEnum"];
+            readonly status: components["schemas"]["RunStatusEnum"];
             readonly version: number;
             readonly views: string[];
             /** @description The worker that owns the run now ('<node name>:<pid>', the holder of its live lease); empty when none does (not taken yet, stopped, failed, or its worker died and none has taken it over yet). */
             readonly worker: string;
+        };
+        /** @description What a profile and a frontier history share: the ticks read and their buckets. */
+        RunFrontier: {
+            /** @description ticks per point */
+            bucket: number;
+            downsampled: boolean;
+            /** @description first tick read (null: none stored in the range) */
+            from: number | null;
+            max_ticks: number;
+            nodes: components["schemas"]["FrontierNode"][];
+            /** @description the first tick of each point */
+            ticks: number[];
+            /** @description last tick read */
+            to: number | null;
+            /** @description the range held more than max_ticks ticks: the newest were read */
+            truncated: boolean;
         };
         /**
          * @description One run in a list across circuits: what a table of runs shows, read in one query
@@ -1053,10 +1141,39 @@ export interface components {
             /** @description The run's error in one short line (the whole of it is in GET /api/runs/<id>/). */
             readonly error: string;
             readonly id: number;
-            readonly status: components["schemas"]["StatusE8bEnum"];
+            readonly status: components["schemas"]["RunStatusEnum"];
             /** Format: date-time */
             readonly updated_at: string;
             readonly version: number;
+        };
+        /** @description What a profile and a frontier history share: the ticks read and their buckets. */
+        RunProfile: {
+            /**
+             * @description how a point and a total add up its ticks
+             *
+             *     * `last` - last
+             *     * `sum` - sum
+             */
+            aggregate: components["schemas"]["AggregateEnum"];
+            /** @description ticks per point */
+            bucket: number;
+            downsampled: boolean;
+            /** @description first tick read (null: none stored in the range) */
+            from: number | null;
+            max_ticks: number;
+            metric: components["schemas"]["MetricEnum"];
+            nodes: components["schemas"]["ProfileNode"][];
+            /** @description the first tick of each point */
+            ticks: number[];
+            /** @description last tick read */
+            to: number | null;
+            /** @description the nodes that cost the most */
+            top: components["schemas"]["ProfileTop"][];
+            /** Format: double */
+            total: number;
+            /** @description the range held more than max_ticks ticks: the newest were read */
+            truncated: boolean;
+            unit: string;
         };
         RunStats: {
             /** Format: double */
@@ -1067,21 +1184,6 @@ export interface components {
             }[];
             tick: number;
         };
-        ShareSettings: {
-            /** @description replaces the whole grant list */
-            grants?: components["schemas"]["Grant"][];
-            /** @description false while private: the token opens nothing then */
-            readonly link_active: boolean;
-            /** @description GET it for the circuit detail */
-            readonly share_api_url: string;
-            readonly share_token: string;
-            /** @description the app link; works while the circuit is unlisted or public */
-            readonly share_url: string;
-            visibility?: components["schemas"]["VisibilityEnum"];
-        };
-        SqlSourceRequest: {
-            text: string;
-        };
         /**
          * @description * `created` - Created
          *     * `running` - Running
@@ -1090,7 +1192,27 @@ export interface components {
          *     * `failed` - Failed
          * @enum {string}
          */
-        StatusE8bEnum: "created" | "running" | "paused" | "stopped" | "failed";
+        RunStatusEnum: "created" | "running" | "paused" | "stopped" | "failed";
+        /** @description A grant as the share settings answer it (both fields always there). */
+        ShareGrant: {
+            can_operate: boolean;
+            username: string;
+        };
+        /** @description The share settings as answered: every field is always there. */
+        ShareSettings: {
+            grants: components["schemas"]["ShareGrant"][];
+            /** @description false while private: the token opens nothing then */
+            link_active: boolean;
+            /** @description GET it for the circuit detail */
+            share_api_url: string;
+            share_token: string;
+            /** @description the app link; works while the circuit is unlisted or public */
+            share_url: string;
+            visibility: components["schemas"]["VisibilityEnum"];
+        };
+        SqlSourceRequest: {
+            text: string;
+        };
         TickDeltas: {
             frontier: {
                 [key: string]: unknown;
@@ -2269,9 +2391,9 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["PatchedShareSettingsRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedShareSettingsRequest"];
-                "multipart/form-data": components["schemas"]["PatchedShareSettingsRequest"];
+                "application/json": components["schemas"]["PatchedShareSettingsUpdateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedShareSettingsUpdateRequest"];
+                "multipart/form-data": components["schemas"]["PatchedShareSettingsUpdateRequest"];
             };
         };
         responses: {
@@ -3283,7 +3405,7 @@ export interface operations {
             };
         };
     };
-    runs_explain_retrieve_2: {
+    runs_explanation_retrieve: {
         parameters: {
             query?: {
                 /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
@@ -3367,12 +3489,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description No response body */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RunFrontier"];
+                };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
             400: {
@@ -3838,12 +3961,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description No response body */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RunProfile"];
+                };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
             400: {
@@ -4173,7 +4297,7 @@ export interface operations {
             };
         };
     };
-    runs_verify_retrieve: {
+    runs_verify_list: {
         parameters: {
             query?: {
                 /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
@@ -4318,7 +4442,7 @@ export interface operations {
             };
         };
     };
-    runs_verify_retrieve_2: {
+    runs_verification_retrieve: {
         parameters: {
             query?: {
                 /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
