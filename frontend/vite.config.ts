@@ -51,5 +51,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.{ts,tsx}'],
     environment: 'node',
+    // One generous limit, as the browser tests have (tests/browser/chromium.py): on a busy
+    // machine a layout or a render takes seconds, which is slow, not wrong.
+    testTimeout: 60_000,
   },
 });
