@@ -153,20 +153,28 @@ def ingest_body(client: int, n: int, rows: int, rng) -> tuple[bytes, list[dict]]
     return orjson.dumps([{"insert": d} for d in data]), data
 
 
+def csv_body(client: int, n: int, rows: int, rng) -> tuple[bytes, list[dict]]:
+    """The same rows as a CSV body (`--csv`: Django's view parses it; the lane takes JSON only)."""
+    _, data = ingest_body(client, n, rows, rng)
+    lines = ["id,customer,amount", *(f"{d['id']},{d['customer']},{d['amount']}" for d in data)]
+    return ("\n".join(lines) + "\n").encode(), data
+
+
 async def ingest_client(base: str, token: str, run_id: int, client: int, rows: int, deadline: float, budget: list,
-                        results: dict, keys: bool = False) -> None:
+                        results: dict, keys: bool = False, csv: bool = False) -> None:
     import httpx
 
     import numpy as np
 
     rng = np.random.default_rng(client)
-    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-    bodies = [ingest_body(client, n, rows, rng) for n in range(max(1, min(budget[0], 200 if rows == 1 else 4)))]
+    headers = {"Authorization": f"Token {token}", "Content-Type": "text/csv" if csv else "application/json"}
+    make_body = csv_body if csv else ingest_body
+    bodies = [make_body(client, n, rows, rng) for n in range(max(1, min(budget[0], 200 if rows == 1 else 4)))]
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as http:
         n = 0
         while time.monotonic() < deadline and budget[0] > 0:
             budget[0] -= 1
-            body, data = bodies[n % len(bodies)] if n < len(bodies) else ingest_body(client, n, rows, rng)
+            body, data = bodies[n % len(bodies)] if n < len(bodies) else make_body(client, n, rows, rng)
             n += 1
             t0 = time.perf_counter()
             while True:
@@ -300,7 +308,7 @@ def ingest(args) -> None:
 
             async def drive_level():
                 await asyncio.gather(*(ingest_client(base, fixtures["token"], run_id, c, rows, start + args.seconds, budget,
-                                                     results, args.idempotency_keys) for c in range(1, clients + 1)))
+                                                     results, args.idempotency_keys, args.csv) for c in range(1, clients + 1)))
 
             asyncio.run(drive_level())
             results["clients_cpu"] = time.process_time() - clients_cpu0
@@ -334,7 +342,7 @@ def ingest(args) -> None:
         except Exception as e:  # the bench result stands; say what was left behind
             print(f"note: could not empty the Celery queue {queue}: {e}")
 
-    print(f"Ingest: uvicorn ({args.workers} process(es)) + 1 Celery worker (Spark local) + SQLite; big_orders; "
+    print(f"Ingest: uvicorn ({args.workers} process(es)) + 1 Celery worker (Spark local) + SQLite; big_orders; {'CSV' if args.csv else 'JSON'} pushes; "
           f"{args.seconds:g} s of pushes per level, then until all applied")
     print(f"{'rows/push':>9} {'clients':>7} {'pushes':>7} {'acc push/s':>10} {'acc rows/s':>11} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'applied s':>9} {'appl push/s':>11} {'appl rows/s':>11} {'web ms/push':>11} {'wrk ms/push':>11} "
@@ -364,6 +372,7 @@ def main() -> None:
     parser.add_argument("--ingest", action="store_true", help="pushes only, applied by a real worker, cross-checked")
     parser.add_argument("--rows", type=int, nargs="+", default=[1, 10_000], help="--ingest: rows per push (levels)")
     parser.add_argument("--max-pushes", type=int, default=100_000, help="--ingest: at most this many pushes per level")
+    parser.add_argument("--csv", action="store_true", help="--ingest: push CSV bodies (text/csv) instead of JSON")
     parser.add_argument("--idempotency-keys", action="store_true", help="--ingest: every push with its own Idempotency-Key")
     args = parser.parse_args()
     if args.ingest:

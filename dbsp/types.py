@@ -141,6 +141,12 @@ def coerce_value(value, column: Column):
     raise ValueError(f"unknown column type {t!r}")
 
 
+def value_problem(row: int, column: str, reason: str) -> str:
+    """The one shape of a bad value's message on every way in: `row 1, column 'id': reason`
+    (a CSV puts its line in front)."""
+    return f"row {row}, column {column!r}: {reason}"
+
+
 def coerce_row(data, schema: Schema, row: int) -> tuple[tuple | None, list[Problem]]:
     """A JSON object -> a row tuple in schema order, or the problems naming row and field."""
     if not isinstance(data, dict):
@@ -154,7 +160,7 @@ def coerce_row(data, schema: Schema, row: int) -> tuple[tuple | None, list[Probl
         try:
             values.append(coerce_value(data.get(col.name), col))
         except ValueError as e:
-            problems.append(Problem(f"row {row}, column {col.name!r}: {e}", row=row, field=col.name))
+            problems.append(Problem(value_problem(row, col.name, str(e)), row=row, field=col.name))
     return (None if problems else tuple(values)), problems
 
 

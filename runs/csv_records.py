@@ -1,26 +1,38 @@
-"""CSV text -> change records for one input, every bad row and field reported.
+"""CSV text -> change records for one input: the text of each field turned into the JSON
+value a JSON push would carry, every problem of the text reported.
 
 The header row names the columns (any order, any subset of the input's schema); an
 optional `_weight` column holds each row's nonzero int64 weight (default 1, so a plain
-CSV inserts its rows; -1 deletes). An empty field is NULL. Values are converted by the
-column's type: bigint, double, boolean (true/false, t/f, 1/0, yes/no), string as is,
-date and timestamp in ISO form, a list (array<T>) as JSON array text (`"[1, 2]"`).
-Problems name the data row (0-based, as in JSON pushes), the file line (1-based, the
-header is line 1) and the field.
+CSV inserts its rows; -1 deletes). An empty field is NULL. A field becomes the JSON
+value of its column's type: bigint and double numbers (a bigint field may be written as
+a JSON number may: `1.0`, `1e3`), boolean (true/false, t/f, 1/0, yes/no), string as is,
+date and timestamp in ISO form, a list (array<T>) as JSON array text (`"[1, 2]"`). The
+values are then checked by the one check every push shares (runs/input_log.py
+`validate`: range, exactness, finiteness, NUL, NULL in a non-null column, ...), so a
+value is refused in a CSV exactly when it is refused in JSON, with the same message
+after the line: `line 3: row 1, column 'amount': ...`. Problems name the data row
+(0-based, as in JSON pushes), the file line (1-based, the header is line 1) and the
+field. A quote inside an unquoted field (`1,ab"c"d`) is refused: RFC 4180 quotes the
+whole field and doubles the quote (`"ab""c""d"`).
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
+from dataclasses import dataclass, field as dataclass_field
 
 from django.conf import settings
 
-from dbsp.types import BIGINT_MAX, BIGINT_MIN, Column, Schema, coerce_value, element_type
+from dbsp.types import BIGINT_MAX, BIGINT_MIN, Column, Schema, element_type, value_problem
 
 WEIGHT = "_weight"
 TRUE = {"true", "t", "1", "yes", "y"}
 FALSE = {"false", "f", "0", "no", "n"}
+#: one field of a raw CSV record: a quoted field (quotes doubled inside), or an unquoted one
+_QUOTED = re.compile(r'"(?:[^"]|"")*"')
+_UNQUOTED = re.compile(r'[^,\r\n]*')
 
 
 class CSVInvalid(ValueError):
@@ -30,7 +42,8 @@ class CSVInvalid(ValueError):
 
 
 def _convert(text: str, column: Column):
-    """One CSV field -> the JSON value coerce_value expects; ValueError with a reason."""
+    """One CSV field -> the JSON value a JSON push would carry; ValueError with a reason
+    (the same reason a JSON push's value of the wrong kind gets)."""
     if text == "":
         return None
     t = column.type
@@ -41,10 +54,14 @@ def _convert(text: str, column: Column):
             raise ValueError(f"expected a list ({t}) as a JSON array such as [1, 2], got {text!r}") from None
         if not isinstance(value, list):
             raise ValueError(f"expected a list ({t}) as a JSON array such as [1, 2], got {text!r}")
-        return value  # coerce_value checks the elements
+        return value
     if t == "bigint":
         try:
             return int(text.strip())
+        except ValueError:
+            pass
+        try:  # 1.0, 1e3, NaN: as a JSON number, decided by the shared check
+            return float(text.strip())
         except ValueError:
             raise ValueError(f"expected an integer (bigint), got {text!r}") from None
     if t == "double":
@@ -59,19 +76,66 @@ def _convert(text: str, column: Column):
         if low in FALSE:
             return False
         raise ValueError(f"expected true or false, got {text!r}")
-    return text  # string, date, timestamp: coerce_value checks the form
+    return text  # string, date, timestamp: the shared check checks the form
 
 
-def _problem(row: int, message: str, field: str | None = None) -> dict:
-    problem = {"message": f"line {row + 2} (row {row}): {message}", "row": row, "line": row + 2}
+def line_problem(row: int, message: str, field: str | None = None) -> dict:
+    """A problem of data row `row` (0-based), its file line in front: `line 3: row 1, ...`."""
+    problem = {"message": f"line {row + 2}: {message}", "row": row, "line": row + 2}
     if field is not None:
         problem["field"] = field
     return problem
 
 
-def records_from_csv(text: str, schema: Schema) -> list[dict]:
-    """The rows of a CSV as `{"weight": w, "data": {...}}` records; CSVInvalid lists every problem."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+def with_line(problem: dict) -> dict:
+    """A shared check's problem (`row 1, column 'x': ...`) with its CSV line (a record's
+    weight is the CSV's `_weight` column)."""
+    field = problem.get("field")
+    return line_problem(problem["row"], problem["message"], WEIGHT if field == "weight" else field)
+
+
+def _unquoted_quote(raw: str) -> int | None:
+    """The 0-based field of a raw record that has a quote inside an unquoted field, if any."""
+    pos, index = 0, 0
+    while True:
+        if raw.startswith('"', pos):
+            match = _QUOTED.match(raw, pos)
+            if match is None:
+                return None  # unterminated: the csv module reports it
+        else:
+            match = _UNQUOTED.match(raw, pos)
+            if '"' in match.group():
+                return index
+        pos = match.end()
+        if not raw.startswith(",", pos):
+            return None
+        pos, index = pos + 1, index + 1
+
+
+@dataclass
+class CSVRecords:
+    """Every data row's change record (record i is row i; a row with a problem of its own
+    keeps a stand-in record, so the shared check's row numbers are the CSV's), the
+    problems of the text, and which rows' shared-check problems to leave out (a row
+    that is not a record at all; a field whose text was already refused)."""
+
+    records: list[dict]
+    problems: list[dict] = dataclass_field(default_factory=list)
+    bad_rows: set[int] = dataclass_field(default_factory=set)
+    bad_fields: set[tuple[int, str]] = dataclass_field(default_factory=set)
+
+    def merged(self, checked: list[dict]) -> list[dict]:
+        """The text's problems and the shared check's (with lines), in row order."""
+        kept = [with_line(p) for p in checked
+                if p.get("row") not in self.bad_rows and (p.get("row"), p.get("field")) not in self.bad_fields]
+        return sorted(self.problems + kept, key=lambda p: (p.get("row", -1), p.get("line", 0)))
+
+
+def records_from_csv(text: str, schema: Schema) -> CSVRecords:
+    """The rows of a CSV as `{"weight": w, "data": {...}}` records, unchecked values
+    (the caller runs the shared check); CSVInvalid for a bad header or too many rows."""
+    lines = list(io.StringIO(text, newline=""))  # the physical lines, as the reader reads them
+    reader = csv.reader(lines, strict=True)
     try:
         header = next(reader, None)
     except csv.Error as e:
@@ -88,60 +152,71 @@ def records_from_csv(text: str, schema: Schema) -> list[dict]:
         problems.append({"message": f"line 1: column {name!r} appears more than once", "line": 1, "field": name})
     if problems:
         raise CSVInvalid(f"The CSV header has {len(problems)} problem(s); nothing was stored.", problems)
+    raw = "".join(lines[:reader.line_num])
+    if '"' in raw and (index := _unquoted_quote(raw.rstrip("\r\n"))) is not None:
+        raise CSVInvalid("The CSV header has 1 problem(s); nothing was stored.", [{
+            "message": f"line 1: column {index}: a quote inside an unquoted field (quote the whole field and double "
+                       f"the quote inside: \"a\"\"b\")", "line": 1, "field": "header"}])
 
-    records: list[dict] = []
-    row = -1
+    out = CSVRecords([])
+    columns = [None if n == WEIGHT else schema.column(n) for n in names]
+    absent = [c for c in schema.columns if c.name not in names and not c.nullable]
+    row, start = -1, reader.line_num
     try:
         for row, fields in enumerate(reader):
+            raw, start = "".join(lines[start:reader.line_num]), reader.line_num
             if not fields:
-                problems.append(_problem(row, "empty line"))
+                out.problems.append(line_problem(row, f"row {row}: empty line"))
+                out.bad_rows.add(row)
+                out.records.append({"insert": {}})
                 continue
-            if len(records) + 1 > settings.PUSH_MAX_ROWS:
+            if len(out.records) + 1 > settings.PUSH_MAX_ROWS:
                 raise CSVInvalid(
                     f"A push may hold at most {settings.PUSH_MAX_ROWS} records; this CSV has more. Split it.",
                     [{"message": f"more than {settings.PUSH_MAX_ROWS} rows", "field": "records", "row": row, "line": row + 2}],
                     413,
                 )
             if len(fields) != len(names):
-                problems.append(_problem(row, f"{len(fields)} fields, the header has {len(names)}"))
+                out.problems.append(line_problem(row, f"row {row}: {len(fields)} fields, the header has {len(names)}"))
+                out.bad_rows.add(row)
+                out.records.append({"insert": {}})
                 continue
-            data, weight, bad = {}, 1, False
-            for name, text in zip(names, fields):
-                if name == WEIGHT:
+            if '"' in raw and (index := _unquoted_quote(raw.rstrip("\r\n"))) is not None:
+                out.problems.append(line_problem(row, value_problem(row, names[index], (
+                    f"a quote inside an unquoted field, {fields[index]!r} (quote the whole field and double the "
+                    f"quote inside: \"a\"\"b\")")), names[index]))
+                out.bad_rows.add(row)
+                out.records.append({"insert": {}})
+                continue
+            data, weight = {}, 1
+            for name, column, text in zip(names, columns, fields):
+                if column is None:  # the weight
                     try:
                         weight = int(text.strip()) if text.strip() else 1
                     except ValueError:
                         weight = None
                     if weight in (None, 0):
-                        problems.append(_problem(row, f"weight must be a nonzero integer, got {text!r}", WEIGHT))
-                        bad = True
+                        out.problems.append(line_problem(row, value_problem(row, WEIGHT, f"weight must be a nonzero integer, got {text!r}"), WEIGHT))
                     elif not BIGINT_MIN <= weight <= BIGINT_MAX:
-                        problems.append(_problem(row, f"weight {weight} does not fit in a signed 64-bit integer", WEIGHT))
-                        bad = True
+                        out.problems.append(line_problem(row, value_problem(row, WEIGHT, f"weight {weight} does not fit in a signed 64-bit integer"), WEIGHT))
+                        weight = None
+                    if weight is None or weight == 0:
+                        out.bad_fields.add((row, "weight"))
+                        weight = 1
                     continue
-                column = schema.column(name)
                 try:
-                    data[name] = coerce_value(_convert(text, column), column)
+                    data[name] = _convert(text, column)
                 except ValueError as e:
-                    problems.append(_problem(row, f"column {name!r}: {e}", name))
-                    bad = True
-            for column in schema.columns:  # columns the CSV leaves out are NULL
-                if column.name not in names and not column.nullable:
-                    problems.append(_problem(row, f"column {column.name!r}: null in a non-null column (the CSV has no such column)", column.name))
-                    bad = True
-            if not bad:
-                records.append({"weight": weight, "data": {k: _json(v) for k, v in data.items()}})
+                    out.problems.append(line_problem(row, value_problem(row, name, str(e)), name))
+                    out.bad_fields.add((row, name))
+            for column in absent:  # columns the CSV leaves out are NULL
+                out.problems.append(line_problem(row, value_problem(row, column.name, "null in a non-null column (the CSV has no such column)"), column.name))
+                out.bad_fields.add((row, column.name))
+            out.records.append({"weight": weight, "data": data})
     except csv.Error as e:
-        problems.append(_problem(row + 1, f"malformed CSV: {e}"))
-    if problems:
-        raise CSVInvalid(f"The push was rejected: {len(problems)} problem(s) in its rows; nothing was stored.", problems)
-    return records
-
-
-def _json(value):
-    from dbsp.types import to_json_value
-
-    return to_json_value(value)
+        out.problems.append(line_problem(row + 1, f"row {row + 1}: malformed CSV: {e}"))
+        out.bad_rows.add(row + 1)
+    return out
 
 
 def decode(raw: bytes) -> str:

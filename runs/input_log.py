@@ -17,6 +17,7 @@ from circuits.services import NUL, NUL_MESSAGE, ServiceError, nul_paths, plan_fo
 from dbsp import arrow_change
 from dbsp.errors import DataInvalid
 from dbsp.runtime import changes_and_items
+from dbsp.types import value_problem
 
 from . import dispatch, input_tables
 from .broadcast import publish_lag
@@ -68,13 +69,13 @@ def push_value_problems(records) -> list[dict]:
                 if isinstance(column, str) and NUL in column:
                     continue  # an unknown column: reported as such
                 if any(True for _ in nul_paths(value)):
-                    problems.append({"message": f"row {i}, column {column!r}: {NUL_MESSAGE}", "row": i, "field": column})
+                    problems.append({"message": value_problem(i, column, NUL_MESSAGE), "row": i, "field": column})
                 else:
                     values = enumerate(value) if isinstance(value, list) else [(None, value)]
                     bad = next(((j, v) for j, v in values if isinstance(v, float) and not math.isfinite(v)), None)
                     if bad is not None:
-                        where = f" element {bad[0]}:" if bad[0] is not None else ""
-                        problems.append({"message": f"row {i}, column {column!r}:{where} {bad[1]} is not a finite number",
+                        where = f"element {bad[0]}: " if bad[0] is not None else ""
+                        problems.append({"message": value_problem(i, column, f"{where}{bad[1]} is not a finite number"),
                                          "row": i, "field": column})
     return problems
 
@@ -155,6 +156,10 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None,
          user_id: int | None = None) -> tuple[Push, bool]:
     """Validate and durably log a push; enqueue its processing. Returns (push, created).
 
+    `records` are JSON change records, or a push `validate` already checked (a CSV's:
+    runs/api/csv_push.py checks it to put its lines in the problems; it is not checked
+    twice).
+
     The whole push is rejected (nothing written) if any record is bad, or deletes a row
     the input table will not hold when the push applies (runs/input_tables.py). A repeated
     Idempotency-Key returns the push first logged with it, and logs nothing new, when
@@ -165,7 +170,7 @@ def push(run: Run, input_name: str, records, idempotency_key: str | None = None,
     if run.status in (RunStatus.STOPPED, RunStatus.FAILED) and not (
             idempotency_key and Push.objects.filter(run=run, idempotency_key=idempotency_key).exists()):
         raise ServiceError(f"Run {run.pk} is {run.status}; start a new run to push data.", 409)
-    pending = validate(run, input_name, records)
+    pending = records if isinstance(records, Validated) else validate(run, input_name, records)
     pending.user_id, pending.idempotency_key = user_id, idempotency_key or None
     if idempotency_key:
         existing = _logged_push(run, idempotency_key, input_name, pending.change)

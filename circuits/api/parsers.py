@@ -126,3 +126,12 @@ def content_length(request) -> int | None:
     except (ValueError, AttributeError):
         return None
 
+
+
+class PushJSONParser(GuardedJSONParser):
+    """A push's JSON body: `NaN`, `Infinity` and `-Infinity` (not JSON, but what many
+    encoders write for such doubles) are read as the numbers they name, so the push's
+    value check refuses them naming the row and column, as it refuses `1e400` and as a
+    CSV's `NaN` is refused (runs/input_log.py), instead of a parse error naming nothing."""
+
+    strict = False

@@ -1,11 +1,14 @@
 """CSV pushes: `Content-Type: text/csv` bodies and multipart uploads of a .csv file,
-turned into change records for `input_log.push` (which logs them exactly as JSON pushes)."""
+turned into change records and checked by the check every push shares
+(`input_log.validate`, the same as a JSON push's), with each problem's CSV line; the
+checked push goes to `input_log.push` as it is (not checked twice)."""
 from django.conf import settings
 from rest_framework.parsers import BaseParser
 
 from circuits.api.parsers import content_length
 from circuits.services import ServiceError
 
+from .. import input_log
 from ..csv_records import CSVInvalid, decode, records_from_csv
 from ..interface import input_schema
 
@@ -51,7 +54,8 @@ def _csv_text(request) -> str | None:
 
 
 def push_records(request, run, input_name: str):
-    """The change records of a push request: the JSON body as is, or the CSV converted."""
+    """The change records of a push request: the JSON body as is, or the CSV converted
+    and checked (an `input_log.Validated`; 400 naming every bad row, line and field)."""
     try:
         text = _csv_text(request)
     except CSVInvalid as e:
@@ -60,6 +64,18 @@ def push_records(request, run, input_name: str):
         return request.data
     schema = input_schema(run, input_name)
     try:
-        return records_from_csv(text, schema)
+        parsed = records_from_csv(text, schema)
     except CSVInvalid as e:
         raise ServiceError(e.detail, e.status, e.problems) from None
+    checked, pending = [], None
+    try:
+        pending = input_log.validate(run, input_name, parsed.records)
+    except ServiceError as e:
+        if e.status != 400 or not e.errors or any("row" not in p for p in e.errors):
+            raise
+        checked = e.errors
+    problems = parsed.merged(checked)
+    if problems:
+        raise ServiceError(f"The push was rejected: {len(problems)} problem(s) in its rows; nothing was stored.", 400,
+                           problems)
+    return pending

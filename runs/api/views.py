@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from circuits.access import readable_circuits, require_operator
 from circuits.api.listing import CircuitPagination
-from circuits.api.parsers import GuardedJSONParser
+from circuits.api.parsers import PushJSONParser
 from circuits.api.serializers import ErrorSerializer
 from circuits.services import ServiceError
 
@@ -76,7 +76,7 @@ class PushView(APIView):
     CSV: `Content-Type: text/csv` (header row = column names, optional `_weight`), or a
     multipart upload of a .csv file. Any bad row rejects the whole push."""
 
-    parser_classes = [GuardedJSONParser, CSVParser, MultiPartParser]
+    parser_classes = [PushJSONParser, CSVParser, MultiPartParser]
 
     @extend_schema(
         request={"application/json": {"type": "array", "items": {"type": "object"}},

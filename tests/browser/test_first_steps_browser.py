@@ -365,7 +365,7 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     bad.write_text('{"orders": [{"insert": {"id": null, "amount": 1.5}}]}\n{"shipments": []}\n')
     page.get_by_test_id("jsonl-file").set_input_files(str(bad))
     expect(page.get_by_test_id("jsonl-summary")).to_contain_text("with errors")
-    expect(page.get_by_test_id("jsonl-row").first).to_contain_text("id must not be null")
+    expect(page.get_by_test_id("jsonl-row").first).to_contain_text("row 0, column 'id': null in a non-null column")
     expect(page.get_by_test_id("jsonl-line-errors")).to_contain_text('line 2: unknown input "shipments"')
     expect(page.get_by_test_id("jsonl-submit")).to_be_disabled()
     page.get_by_test_id("jsonl-file").set_input_files(str(EXAMPLES / "big_orders.pushes.jsonl"))

@@ -43,7 +43,7 @@ def test_weight_column_columns_in_any_order_and_a_bom(run, client_for):
 
 
 def test_every_bad_row_and_field_is_reported_and_nothing_stored(run, client_for):
-    text = "id,customer,amount,_weight\n1,ok,5,1\nx,b,many,1\n,c,3,1\n4,d,4,0\n5,e\n6,f,1e3,1\n"
+    text = "id,customer,amount,_weight\n1,ok,5,1\nx,b,many,1\n,c,3,1\n4,d,4,0\n5,e\n6,f,1.5,1\n"
     response = post_csv(client_for(run.created_by), run, text)
     assert response.status_code == 400
     body = response.json()
@@ -54,10 +54,10 @@ def test_every_bad_row_and_field_is_reported_and_nothing_stored(run, client_for)
         (2, 4, "id"),                       # null in a non-null column
         (3, 5, "_weight"),                  # weight 0
         (4, 6, None),                       # too few fields
-        (5, 7, "amount"),                   # 1e3 is not a bigint literal
+        (5, 7, "amount"),                   # 1.5 is not an integer
     }
     message = next(e["message"] for e in body["errors"] if e["row"] == 1 and e["field"] == "amount")
-    assert message == "line 3 (row 1): column 'amount': expected an integer (bigint), got 'many'"
+    assert message == "line 3: row 1, column 'amount': expected an integer (bigint), got 'many'"
     assert Push.objects.count() == 0 and Run.objects.get(pk=run.pk).last_sequence == 0
 
 

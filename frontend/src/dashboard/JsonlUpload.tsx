@@ -42,7 +42,7 @@ export function JsonlUpload({ runId, inputs, disabled = false, onPushed }: Props
     setSent(0);
     try {
       for (const push of preview.pushes) {
-        await uploadPush(runId, push.input, JSON.stringify(push.records), { contentType: 'application/json', idempotencyKey: newIdempotencyKey() });
+        await uploadPush(runId, push.input, push.body, { contentType: 'application/json', idempotencyKey: newIdempotencyKey() });
         done += 1;
         setSent(done);
       }
