@@ -231,3 +231,32 @@ def _flush_retries_a_deadlock():
     flush.Command.handle = handle
     yield
     flush.Command.handle = original
+
+
+@pytest.fixture(autouse=True)
+def live_messages_follow_their_schema(monkeypatch):
+    """Every live-protocol message the server sends in a test, as a run websocket's
+    consumer sends it (runs/consumers.py) and as a publisher hands it over
+    (runs/broadcast.py: worker ticks, pushes' lag, transitions, errors), is checked
+    against runs/live_protocol.schema.json: a message that drifted from the schema fails
+    the test (at teardown, naming the message and the place in it)."""
+    from runs import broadcast, consumers
+    from tests.live_protocol import problems
+
+    found: list[str] = []
+    send_json, send = consumers.RunConsumer.send_json, broadcast._Sender.send
+
+    async def checked_send_json(self, content, close=False):
+        found.extend(f"sent on ws/runs/{getattr(self, 'run_id', '?')}/: {p}" for p in problems(content))
+        return await send_json(self, content, close)
+
+    def checked_send(self, group, event):
+        if event.get("type") == "run.message":
+            found.extend(f"published to {group}: {p}" for p in problems(event["message"]))
+        return send(self, group, event)
+
+    monkeypatch.setattr(consumers.RunConsumer, "send_json", checked_send_json)
+    monkeypatch.setattr(broadcast._Sender, "send", checked_send)
+    yield
+    if found:
+        pytest.fail("live-protocol messages that do not follow runs/live_protocol.schema.json:\n" + "\n".join(found[:20]))

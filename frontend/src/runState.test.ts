@@ -19,13 +19,16 @@ const run: Run = {
 
 const reduce = (actions: LiveRunAction[], from: LiveRun = initialLiveRun) => actions.reduce(liveRunReducer, from);
 
+const quiet = { frontier: {}, stats: {}, lag: { pushes: 0, rows: 0, ticks: 0 } }; // the fields these cases do not look at
+const quietTick = { ...quiet, ms: 1 };
+
 describe('liveRunReducer', () => {
   it('starts from the REST run, then the snapshot replaces views', () => {
     const state = reduce([
       { type: 'run', run },
       {
         type: 'snapshot',
-        message: { type: 'snapshot', seq: 4, tick: 4, status: 'running', views: { big: [{ data: { id: 1 }, weight: 1 }] } },
+        message: { ...quiet, type: 'snapshot', seq: 4, tick: 4, status: 'running', views: { big: [{ data: { id: 1 }, weight: 1 }] } },
       },
     ]);
     expect(state.status).toBe('running');
@@ -35,11 +38,12 @@ describe('liveRunReducer', () => {
 
   it('integrates deltas into views and prepends them to the feed, newest tick first', () => {
     const state = reduce([
-      { type: 'snapshot', message: { type: 'snapshot', seq: -1, tick: -1, status: 'running', views: { big: [] } } },
-      { type: 'delta', message: { type: 'delta', seq: 0, tick: 0, views: { big: [{ data: { id: 1 }, weight: 1 }] } } },
+      { type: 'snapshot', message: { ...quiet, type: 'snapshot', seq: -1, tick: -1, status: 'running', views: { big: [] } } },
+      { type: 'delta', message: { ...quietTick, type: 'delta', seq: 0, tick: 0, views: { big: [{ data: { id: 1 }, weight: 1 }] } } },
       {
         type: 'delta',
         message: {
+          ...quietTick,
           type: 'delta',
           seq: 1,
           tick: 1,
@@ -63,12 +67,12 @@ describe('liveRunReducer', () => {
 
   it('bounds the feed', () => {
     let state = reduce([
-      { type: 'snapshot', message: { type: 'snapshot', seq: -1, tick: -1, status: 'running', views: {} } },
+      { type: 'snapshot', message: { ...quiet, type: 'snapshot', seq: -1, tick: -1, status: 'running', views: {} } },
     ]);
     for (let i = 0; i < FEED_LIMIT + 10; i++) {
       state = liveRunReducer(state, {
         type: 'delta',
-        message: { type: 'delta', seq: i, tick: i, views: { big: [{ data: { id: i }, weight: 1 }] } },
+        message: { ...quietTick, type: 'delta', seq: i, tick: i, views: { big: [{ data: { id: i }, weight: 1 }] } },
       });
     }
     expect(state.feeds.big).toHaveLength(FEED_LIMIT);
@@ -83,19 +87,19 @@ describe('liveRunReducer', () => {
     });
     const paused = reduce([
       { type: 'run', run },
-      { type: 'snapshot', message: { type: 'snapshot', seq: 4, tick: 4, status: 'paused', views: { big: [] } } },
+      { type: 'snapshot', message: { ...quiet, type: 'snapshot', seq: 4, tick: 4, status: 'paused', views: { big: [] } } },
       lag(4, 1),
       lag(4, 2),
     ]);
     expect(paused.lag).toEqual({ pushes: 2, rows: 20, ticks: 1 });
-    const later = reduce([{ type: 'delta', message: { type: 'delta', seq: 5, tick: 5, views: {}, lag: { pushes: 0, rows: 0, ticks: 0 } } }, lag(4, 2)], paused);
+    const later = reduce([{ type: 'delta', message: { ...quietTick, type: 'delta', seq: 5, tick: 5, views: {}, lag: { pushes: 0, rows: 0, ticks: 0 } } }, lag(4, 2)], paused);
     expect(later.lag).toEqual({ pushes: 0, rows: 0, ticks: 0 });
   });
 
   it('applies status messages', () => {
     const state = reduce([
       { type: 'run', run },
-      { type: 'status', message: { type: 'status', status: 'failed', current_tick: 3, error: 'boom' } },
+      { type: 'status', message: { ...quiet, type: 'status', status: 'failed', tick: 3, current_tick: 3, error: 'boom' } },
     ]);
     expect(state).toMatchObject({ status: 'failed', tick: 3, error: 'boom' });
   });
@@ -105,14 +109,18 @@ describe('liveRunReducer: history, stats, chart, lag', () => {
   const snap = (tick: number, total: number | null) => ({
     type: 'snapshot' as const,
     message: {
+      ...quiet,
       type: 'snapshot' as const,
       seq: tick,
       tick,
       status: 'running' as const,
       views: { total: total === null ? [] : [{ data: { total }, weight: 1 }] },
+      // as the server sends it: the frontier and stats of the snapshot's tick
+      frontier: (tick >= 0 ? { t: { tick } } : {}) as Record<string, { tick: number }>,
+      stats: stored[tick]?.stats ?? {},
     },
   });
-  const stored = [
+  const stored: { tick: number; views: Record<string, { data: Record<string, number>; weight: number }[]>; frontier: Record<string, { tick: number }>; stats: Record<string, { rows_in: number; ms: number }> }[] = [
     { tick: 0, views: { total: [{ data: { total: 0 }, weight: 1 }] }, frontier: { t: { tick: 0 } }, stats: { t: { rows_in: 1, ms: 2 } } },
     {
       tick: 1,
@@ -144,13 +152,14 @@ describe('liveRunReducer: history, stats, chart, lag', () => {
       {
         type: 'delta',
         message: {
+          ...quietTick,
           type: 'delta',
           seq: 1,
           tick: 1,
           views: stored[1]!.views,
           frontier: { t: { tick: 1 } },
           stats: { t: { ms: 9 } },
-          lag: 2,
+          lag: 2 as unknown as typeof quiet.lag, // an older server's bare number
         },
       },
     ]);
@@ -174,7 +183,7 @@ describe('liveRunReducer: history, stats, chart, lag', () => {
     const state = reduce([
       {
         type: 'snapshot',
-        message: { type: 'snapshot', seq: 3, tick: 3, status: 'paused', views: {}, frontier: { a: { tick: 3, iteration: 2, converged: true } }, stats: { a: { ms: 1 } }, lag: { pushes: 4, rows: 9, ticks: 1 } },
+        message: { ...quiet, type: 'snapshot', seq: 3, tick: 3, status: 'paused', views: {}, frontier: { a: { tick: 3, iteration: 2, converged: true } }, stats: { a: { ms: 1 } }, lag: { pushes: 4, rows: 9, ticks: 1 } },
       },
     ]);
     expect(state).toMatchObject({ status: 'paused', statsTick: 3, lag: { pushes: 4, rows: 9, ticks: 1 }, frontier: { a: { tick: 3, iteration: 2, converged: true } } });

@@ -39,6 +39,8 @@ class FakeSocket implements SocketLike {
 }
 
 const URL = 'ws://example.test/ws/runs/7/';
+const quiet = { frontier: {}, stats: {}, lag: { pushes: 0, rows: 0, ticks: 0 } }; // the fields these cases do not look at
+const quietTick = { ...quiet, ms: 1 };
 
 const snapshot = (seq: number, status: SnapshotMessage['status'] = 'running'): SnapshotMessage => ({
   type: 'snapshot',
@@ -46,6 +48,7 @@ const snapshot = (seq: number, status: SnapshotMessage['status'] = 'running'): S
   tick: seq,
   status,
   views: { big: [{ data: { id: 1 }, weight: 1 }] },
+  ...quiet,
 });
 
 const delta = (seq: number): DeltaMessage => ({
@@ -53,6 +56,7 @@ const delta = (seq: number): DeltaMessage => ({
   seq,
   tick: seq,
   views: { big: [{ data: { id: 100 + seq }, weight: 1 }] },
+  ...quietTick,
   frontier: {},
   stats: {},
 });
@@ -208,7 +212,7 @@ describe('RunStream', () => {
     expect(last().url).toBe(`${URL}?since=2`);
     last().open();
     // The server's replay can overlap with what the live group sends: each seq once, in order.
-    last().send({ type: 'status', status: 'running', current_tick: 4, error: '' });
+    last().send({ ...quiet, type: 'status', status: 'running', tick: 4, current_tick: 4, error: '' });
     last().send(delta(2));
     last().send(delta(3));
     last().send(delta(3));
@@ -294,7 +298,7 @@ describe('RunStream', () => {
     stream.start();
     last().open();
     last().send(snapshot(4));
-    last().send({ type: 'status', status: 'stopped', current_tick: 4, error: '' });
+    last().send({ ...quiet, type: 'status', status: 'stopped', tick: 4, current_tick: 4, error: '' });
     last().serverClose(1000);
     vi.advanceTimersByTime(60_000);
     expect(sockets).toHaveLength(1);
@@ -329,7 +333,7 @@ describe('RunStream', () => {
     const { stream, errors, last } = setup();
     stream.start();
     last().open();
-    last().send({ type: 'error', message: 'input "x" not found' });
+    last().send({ type: 'error', error: 'input "x" not found' });
     last().send('not json');
     last().send({ type: 'error', error: 'ZeroDivisionError', tick: 3, node: 'by_account' });
     expect(errors).toEqual([

@@ -5,60 +5,24 @@
 // drops the socket at once and coming back online reconnects immediately; a heartbeat
 // (ping/pong) notices connections that died without a close.
 
-import type { RunStatus } from './api';
-import type { Frontier, Lag, Stats } from './api/runs';
-import type { WeightedRow } from './zset';
+import type { components } from './api/live';
 
-export interface SnapshotMessage {
-  type: 'snapshot';
-  seq: number;
-  tick: number;
-  status: RunStatus;
-  views: Record<string, WeightedRow[]>;
-  frontier?: Frontier;
-  stats?: Stats;
-  lag?: number | Lag;
-}
-
-export interface DeltaMessage {
-  type: 'delta';
-  seq: number;
-  tick: number;
-  views: Record<string, WeightedRow[]>;
-  frontier?: Frontier;
-  stats?: Stats;
-  ms?: number;
-  lag?: number | Lag;
-}
-
-export interface StatusMessage {
-  type: 'status';
-  status: RunStatus;
-  current_tick: number;
-  error: string;
-  lag?: number | Lag;
-}
-
+// The messages are typed from the live protocol's schema (runs/live_protocol.schema.json,
+// docs/live-protocol.md): frontend/src/api/live.d.ts is generated from it by
+// ./scripts/api-types, so the server and this client read one definition.
+type LiveSchemas = components['schemas'];
+export type SnapshotMessage = LiveSchemas['SnapshotMessage'];
+export type DeltaMessage = LiveSchemas['DeltaMessage'];
+export type StatusMessage = LiveSchemas['StatusMessage'];
 /** Sent when a push is accepted: the run's lag as of then (paused or slow runs publish
  * no tick, so without it their watchers would see a stale lag). */
-export interface LagMessage {
-  type: 'lag';
-  tick: number;
-  lag: Lag;
-}
-
-export interface ErrorMessage {
-  type: 'error';
-  /** Older servers say `message`, newer ones `error` (with the tick and node). */
-  message?: string;
-  error?: string;
-  node?: string | null;
-  tick?: number;
-}
+export type LagMessage = LiveSchemas['LagMessage'];
+export type ErrorMessage = LiveSchemas['ErrorMessage'];
+export type PingMessage = LiveSchemas['PingMessage'];
 
 /** "tick 3, node by_account: boom". */
 export function describeServerError(message: ErrorMessage): string {
-  const text = message.error ?? message.message ?? 'Unknown error from the server.';
+  const text = message.error || 'Unknown error from the server.';
   const where = [
     typeof message.tick === 'number' ? `tick ${message.tick}` : null,
     message.node ? `node ${message.node}` : null,
@@ -66,7 +30,7 @@ export function describeServerError(message: ErrorMessage): string {
   return where.length ? `${where.join(', ')}: ${text}` : text;
 }
 
-export type ServerMessage = SnapshotMessage | DeltaMessage | StatusMessage | LagMessage | ErrorMessage;
+export type ServerMessage = LiveSchemas['ServerMessage'];
 
 /** "offline": the browser reports no network; "closed": the stream gave up for good
  * (run finished, or the server refused us). */
@@ -140,7 +104,7 @@ export function backoffDelay(attempt: number): number {
 
 /** Close codes after which reconnecting is pointless (Channels apps close with 4xxx). */
 const FATAL_CLOSE_CODES = new Set([4401, 4403, 4404]);
-const FINISHED: ReadonlySet<RunStatus> = new Set(['stopped', 'failed']);
+const FINISHED: ReadonlySet<LiveSchemas['RunStatus']> = new Set(['stopped', 'failed']);
 
 export function runSocketUrl(runId: number, loc: Pick<Location, 'protocol' | 'host'> = window.location): string {
   const scheme = loc.protocol === 'https:' ? 'wss' : 'ws';
@@ -295,7 +259,8 @@ export class RunStream {
         return;
       }
       try {
-        socket.send?.(JSON.stringify({ type: 'ping' }));
+        const ping: PingMessage = { type: 'ping' };
+        socket.send?.(JSON.stringify(ping));
       } catch {
         // the close handler reconnects
       }

@@ -1,5 +1,8 @@
-"""Debian's Chromium, driven by Playwright (never a downloaded browser)."""
+"""Debian's Chromium, driven by Playwright (never a downloaded browser), and the waits
+every browser test uses."""
+import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -35,3 +38,69 @@ def new_context(browser, **options):
     context.set_default_timeout(TIMEOUT_MS)
     context.set_default_navigation_timeout(TIMEOUT_MS)
     return context
+
+
+# Waiting on what the page does, never on the clock (issue 30). Each wait ends when its
+# event comes and fails after TIMEOUT_S.
+
+#: Called on every animation frame by `settled`: true once `read(arg)` gave the same value
+#: on FRAMES consecutive frames (state kept on window under a key of its own).
+_SETTLE_JS = """([key, arg, frames]) => {
+    const now = JSON.stringify((%s)(arg));
+    const all = window.__dbspwebSettle ??= {};
+    const s = all[key] ??= {last: undefined, same: 0};
+    s.same = now === s.last ? s.same + 1 : 0;
+    s.last = now;
+    if (s.same < frames) return false;
+    delete all[key];
+    return now;
+}"""
+_settle_keys = iter(range(1 << 62))
+
+
+def settled(page, read_js: str, arg=None, frames: int = 3):
+    """What the page function `read_js` (e.g. a box or a transform) reads, once it stopped
+    changing: the same on `frames` consecutive animation frames, i.e. the canvas's fit,
+    zoom transition or smooth scroll is over. Polls on animation frames, not on a timer."""
+    key = f"k{next(_settle_keys)}"
+    value = page.wait_for_function(_SETTLE_JS % read_js, arg=[key, arg, frames], polling="raf", timeout=TIMEOUT_MS)
+    return json.loads(value.json_value())
+
+
+def settled_box(locator) -> dict:
+    """The element's box once it stopped moving (e.g. the canvas fitting its view)."""
+    x, y, w, h = settled(locator.page, "el => { const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }",
+                         locator.element_handle())
+    return {"x": x, "y": y, "width": w, "height": h}
+
+
+def settled_zoom(locator) -> float:
+    """The zoom of a canvas's `.react-flow__viewport` once its transition is over."""
+    return settled(locator.page, "el => new DOMMatrix(getComputedStyle(el).transform).a", locator.element_handle())
+
+
+def next_frame(page) -> None:
+    """Returns once the page painted twice more: every event already dispatched to it (a
+    key press, a click) has been handled and React has committed what it changed."""
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done())))")
+
+
+def answered(page, messages):
+    """The dialogs answered so far (`messages`, filled by a page.on/once("dialog") handler
+    registered before the action), once there is one: waits for the page's dialog event.
+    (Playwright dispatches events only while it runs: an event not handled yet is handled
+    during this wait, by the test's handler first.)"""
+    if not messages:
+        page.wait_for_event("dialog", timeout=TIMEOUT_MS)
+    return messages
+
+
+def until(page, condition, what: str):
+    """Until `condition()` (a Python check of something Playwright delivers, e.g. a route
+    the test holds) is true; a poll with the one deadline: Playwright delivers routes
+    only while it runs, so this lets it run in short slices."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {TIMEOUT_S:.0f} s waiting for {what}")
+        page.wait_for_timeout(50)

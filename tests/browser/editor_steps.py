@@ -2,6 +2,8 @@
 steps can drive any running server)."""
 from playwright.sync_api import Page, expect
 
+from tests.browser.chromium import settled_box
+
 # Where each node of the transactions circuit is dropped (canvas pixels) and its name.
 TRANSACTIONS_LAYOUT = [
     ("input", "transactions", (90, 330)),
@@ -107,18 +109,6 @@ def build_transactions(page: Page) -> None:
     expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
 
 
-def _settled_box(locator) -> dict:
-    """The element's box once it stopped moving (the canvas may still be fitting its view)."""
-    box = locator.bounding_box()
-    for _ in range(40):
-        locator.page.wait_for_timeout(100)
-        again = locator.bounding_box()
-        if again == box:
-            return box
-        box = again
-    return box
-
-
 def _empty_canvas_point(page: Page) -> tuple[float, float]:
     """A point of the canvas with nothing on it or near it (the bare pane for 50 px around:
     a wire let go within React Flow's connection radius of a handle snaps to it instead),
@@ -141,7 +131,7 @@ def _empty_canvas_point(page: Page) -> tuple[float, float]:
 
 def drop_wire_on_canvas(page: Page, source: str, port: str) -> None:
     """Drags a wire from an output handle and lets go on empty canvas."""
-    handle = _settled_box(page.get_by_test_id(f"handle-{source}-{port}"))
+    handle = settled_box(page.get_by_test_id(f"handle-{source}-{port}"))
     x, y = _empty_canvas_point(page)
     page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
     page.mouse.down()

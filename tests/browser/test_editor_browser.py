@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from circuits import services
-from tests.browser.chromium import TIMEOUT_MS, launch, new_context
+from tests.browser.chromium import TIMEOUT_MS, launch, new_context, next_frame
 from tests.browser.editor_steps import (
     build_transactions,
     connect,
@@ -238,7 +238,7 @@ def test_build_run_export_reimport_share_and_fork_the_transactions_circuit(live_
     visitor.keyboard.press("Control+c")
     for key in ("Shift+L", "Delete", "Backspace", "Control+x", "Control+v", "Control+g", "Control+z", "Control+Shift+z"):
         visitor.keyboard.press(key)
-    visitor.wait_for_timeout(500)
+    next_frame(visitor)  # every key press handled, whatever it changed drawn
     expect(visitor.get_by_test_id("circuit-node")).to_have_count(8)
     expect(visitor.get_by_test_id("unsaved")).to_have_count(0)
     assert export_json(visitor, ARTIFACTS / "transactions-shared-after-keys.circuit.json") == shared

@@ -18,6 +18,7 @@ from circuits import services
 from runs.models import Run
 from tests.browser.editor_steps import drop_from_palette, node, select
 from tests.browser.user_steps import PASSWORD, answered, log_in, pages, shot
+from tests.browser.chromium import next_frame, settled_box, until
 from tests.conftest import example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -59,7 +60,7 @@ def test_a_node_dropped_near_each_edge_shows_whole(browser, make_user):
         expect(page.get_by_test_id("circuit-node")).to_have_count(n)
         dropped = page.get_by_test_id("node-panel").get_attribute("data-node-id")
         assert dropped.startswith("filter"), f"dropped a filter at the {where}, got {dropped}"
-        page.wait_for_timeout(150)  # the node is measured and drawn
+        settled_box(node(page, dropped))  # the node is measured, drawn and kept in sight
         # (Dragging may scroll the page: every box is read as it is now.)
         cx, cy, cw, ch = box_of(canvas)
         mx, my, mw, mh = box_of(page.locator(".react-flow__minimap"))
@@ -106,7 +107,7 @@ def test_start_run_on_unsaved_work_saves_a_version_with_its_message_then_runs_it
     expect(page.get_by_test_id("version-message-2")).to_contain_text("raise the bar to 200")
     runs = page.get_by_test_id("circuit-runs")
     expect(runs.locator(f'[data-run-id="{run_id}"] td').nth(2)).to_have_text("2")
-    page.wait_for_timeout(800)  # the history's smooth scroll into view is over
+    settled_box(page.get_by_test_id("version-message-2"))  # the history's smooth scroll into view is over
     runs.scroll_into_view_if_needed()
     shot(page, "editor-guards-start-run-saved-version")
 
@@ -153,7 +154,7 @@ def test_leaving_unsaved_work_asks_and_leaving_saved_work_does_not(browser, make
     dialogs.clear()
     page.close(run_before_unload=True)
     assert answered(page, dialogs) and dialogs[-1][0] == "beforeunload"
-    page.wait_for_timeout(300)
+    next_frame(page)  # the page goes on after the dismissed prompt: it still paints
     assert not page.is_closed()
     expect(page.get_by_test_id("unsaved")).to_be_visible()
     shot(page, "editor-guards-unsaved")
@@ -219,21 +220,17 @@ def test_a_stale_save_error_never_stands_beside_valid(browser, make_user):
     held = []
     page.route(f"**/api/circuits/{circuit.id}/versions/", lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
     page.get_by_test_id("save-version").click()
-    for _ in range(50):
-        if held:
-            break
-        page.wait_for_timeout(100)
-    assert held, "the save was not sent"
+    until(page, lambda: held, "the save to be sent")
     predicate.fill("amount > 100")
     expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
     held[0].continue_()
     expect(page.get_by_test_id("save-version")).to_be_enabled()
-    page.wait_for_timeout(500)
+    # The user still learns the save did not happen (said as a status, not as an error of
+    # the document now on screen): the refused answer has been handled ...
+    expect(page.get_by_test_id("save-status")).to_contain_text("not saved")
+    # ... and the edit is still valid and unsaved.
     expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
     expect(page.get_by_test_id("save-error")).to_have_count(0)
-    # The user still learns the save did not happen (said as a status, not as an error of
-    # the document now on screen), and the edit is still unsaved.
-    expect(page.get_by_test_id("save-status")).to_contain_text("not saved")
     expect(page.get_by_test_id("unsaved")).to_be_visible()
     shot(page, "editor-guards-valid-after-stale-save")
     assert page.evaluate("window.__errorBesideValid") is False, "a save error stood beside '✓ valid'"
@@ -243,11 +240,7 @@ def test_a_stale_save_error_never_stands_beside_valid(browser, make_user):
     # A save that succeeds while the user goes on editing saves what was sent; the edit
     # made meanwhile stays unsaved (leaving would ask).
     page.get_by_test_id("save-version").click()
-    for _ in range(50):
-        if len(held) == 2:
-            break
-        page.wait_for_timeout(100)
-    assert len(held) == 2, "the second save was not sent"
+    until(page, lambda: len(held) == 2, "the second save to be sent")
     predicate.fill("amount > 120")
     held[1].continue_()
     expect(page.get_by_test_id("save-status")).to_contain_text("Saved version 2")

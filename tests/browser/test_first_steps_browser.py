@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from circuits import services
-from tests.browser.chromium import launch, new_context
+from tests.browser.chromium import TIMEOUT_S, answered, launch, new_context, settled, settled_zoom
 from tests.browser.editor_steps import node, select
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
@@ -64,17 +64,8 @@ def shot(page, name):
 
 def node_boxes(page):
     """The page boxes of the canvas's nodes, by id, once they stopped moving."""
-    def read():
-        return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-testid=circuit-node]')]
-            .map(el => { const r = el.getBoundingClientRect(); return [el.dataset.nodeId, [r.x, r.y, r.width, r.height]]; }))""")
-    boxes = read()
-    for _ in range(30):
-        page.wait_for_timeout(150)
-        again = read()
-        if again == boxes:
-            break
-        boxes = again
-    return boxes
+    return settled(page, """() => Object.fromEntries([...document.querySelectorAll('[data-testid=circuit-node]')]
+        .map(el => { const r = el.getBoundingClientRect(); return [el.dataset.nodeId, [r.x, r.y, r.width, r.height]]; }))""")
 
 
 def overlaps(a, b):
@@ -97,25 +88,16 @@ def assert_apart(page):
     return boxes
 
 
-def answered(page, messages, seconds=10):
-    """The dialogs answered so far, once there is one (a confirm comes after the click returns)."""
-    for _ in range(int(seconds * 10)):
-        if messages:
-            break
-        page.wait_for_timeout(100)
-    return messages
-
-
-def wait_apart(page, seconds=20):
-    """assert_apart once the editor had time to lay out (ELK loads on first use)."""
-    deadline = time.monotonic() + seconds
+def wait_apart(page):
+    """assert_apart once the editor laid out (ELK loads on first use): each try reads the
+    boxes once they stopped moving (animation frames), until the one deadline."""
+    deadline = time.monotonic() + TIMEOUT_S
     while True:
         try:
             return assert_apart(page)
         except AssertionError:
             if time.monotonic() > deadline:
                 raise
-            page.wait_for_timeout(300)
 
 
 def test_dashboard_outputs_first_chart_defaults_neutral_colours_and_stop_confirm(live_stack, browser, make_user):
@@ -350,8 +332,7 @@ def test_home_demos_jsonl_csv_columns_form_checks_and_full_size_plan(live_stack,
     pane = page.get_by_test_id("plan-pane")
     box = pane.bounding_box()
     assert box["width"] > 0.9 * VIEWPORT["width"] and box["height"] > 0.9 * VIEWPORT["height"], box
-    page.wait_for_timeout(500)
-    zoom = pane.locator(".react-flow__viewport").evaluate("el => new DOMMatrix(getComputedStyle(el).transform).a")
+    zoom = settled_zoom(pane.locator(".react-flow__viewport"))  # once the fit's transition is over
     assert zoom >= 0.7, f"the plan opens at zoom {zoom}: labels too small to read"
     shot(page, "plan-full-size")
     page.get_by_test_id("plan-full-size").click()

@@ -80,16 +80,19 @@ def test_my_runs_across_two_circuits_with_status_filter_and_stop_confirmation(li
     expect(page.get_by_test_id("my-runs").get_by_test_id("run-row")).to_have_count(3)
 
     # Stopping asks first: dismissed, nothing changes; accepted, the run stops.
-    asked = []
+    asked, stops = [], []
+    page.on("request", lambda r: stops.append(r.url) if r.method == "POST" and f"/api/runs/{running}/stop" in r.url else None)
     page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
     page.get_by_test_id(f"run-stop-{running}").click()
     assert answered(page, asked) and f'Stop run #{running} of "Word count"?' in asked[0]
-    page.wait_for_timeout(300)
     expect(row(page, running)).to_have_attribute("data-status", "running")
     assert client.get(f"/api/runs/{running}/").json()["status"] == "running"
     page.once("dialog", lambda d: d.accept())
     page.get_by_test_id(f"run-stop-{running}").click()
     expect(row(page, running)).to_have_attribute("data-status", "stopped")
+    # The dismissed confirm sent nothing: of the two clicks, only the accepted one asked
+    # the server to stop (its request came after any the first click could have sent).
+    assert len(stops) == 1, stops
     expect(page.get_by_test_id(f"run-stop-{running}")).to_have_count(0)
     assert client.get(f"/api/runs/{running}/").json()["status"] == "stopped"
     shot(page, "my-runs-after-stop")

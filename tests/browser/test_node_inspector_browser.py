@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import TIMEOUT_S, launch, new_context
+from tests.browser.chromium import TIMEOUT_S, launch, new_context, settled_zoom
 from tests.browser.test_run_dashboard_browser import log_in
 from tests.browser.test_verify_browser import wait_applied
 from tests.conftest import ARTIFACTS, example
@@ -141,6 +141,6 @@ def test_inspect_nodes_at_two_ticks_page_sort_and_inside_a_fixed_point(live_stac
     page.locator(".react-flow__controls-fitview").click()  # the graph narrowed beside the inspector: fit it again
     for _ in range(3):
         page.locator(".react-flow__controls-zoomin").click()
-    page.wait_for_timeout(400)  # the zoom's transition
+    settled_zoom(page.get_by_test_id("graph-section").locator(".react-flow__viewport"))  # the zoom's transition is over
     shoot(page, "node-inspector-fixedpoint.png")
     api.close()

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch, new_context
+from tests.browser.chromium import TIMEOUT_S, launch, new_context
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -55,7 +55,7 @@ def run_demo(api, name) -> int:
         for input_name, records in json.loads(line).items():
             pushed = api.post(f"/api/runs/{run_id}/inputs/{input_name}/push/", json=records)
             assert pushed.status_code == 202, pushed.text
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + TIMEOUT_S
         while (body := api.get(f"/api/runs/{run_id}/").json())["current_tick"] < tick:
             assert body["status"] != "failed", body["error"]
             assert time.monotonic() < deadline, f"tick {tick} did not come: {body}"

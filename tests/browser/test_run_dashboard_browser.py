@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import TIMEOUT_S, launch, new_context
+from tests.browser.chromium import TIMEOUT_S, launch, new_context, until
 from tests.conftest import ARTIFACTS, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -383,6 +383,11 @@ def test_generator_waits_out_backpressure_and_loses_nothing(small_backlog_stack,
         browser = launch(pw)
         context = new_context(browser, base_url=small_backlog_stack.base_url, viewport={"width": 1400, "height": 1000})
         page = context.new_page()
+        in_flight = set()  # the pushes the page sent that have not been answered yet
+        is_push = lambda r: r.method == "POST" and "/push/" in r.url  # noqa: E731
+        page.on("request", lambda r: in_flight.add(r) if is_push(r) else None)
+        page.on("requestfinished", in_flight.discard)
+        page.on("requestfailed", in_flight.discard)
         log_in(page, "dash429")
         run_id = start_run_from_the_circuit_page(page, circuit["id"])
         page.get_by_test_id("pause-run").click()
@@ -403,7 +408,7 @@ def test_generator_waits_out_backpressure_and_loses_nothing(small_backlog_stack,
         expect(status).to_contain_text("slowed by backpressure")
         page.get_by_test_id("generator-stop-transactions").click()
         expect(status).to_contain_text("Stopped")
-        time.sleep(1)  # a push in flight when Stop was pressed still lands (and is counted)
+        until(page, lambda: not in_flight, "the pushes in flight to be answered")  # one in flight when Stop was pressed still lands (and is counted)
         expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes")
         pushes = client.get(f"/api/runs/{run_id}/pushes/").json()
         # Every row the page counts as accepted is in the input log, and nothing more.

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 import httpx
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import launch, new_context
+from tests.browser.chromium import TIMEOUT_S, answered, launch, new_context  # noqa: F401 - answered: the tests' step
 from tests.conftest import ARTIFACTS
 
 VIEWPORT = {"width": 1440, "height": 900}
@@ -56,8 +56,9 @@ def start_run(client, circuit_id) -> int:
     return started.json()["id"]
 
 
-def wait_status(client, run_id, status, seconds=120):
-    """Polls the run until it has `status` (a worker starts runs with Spark: seconds)."""
+def wait_status(client, run_id, status, seconds=TIMEOUT_S):
+    """Polls the run until it has `status` (a worker starts runs with Spark: seconds); a
+    poll of the REST API with the one deadline."""
     import time
 
     deadline = time.monotonic() + seconds
@@ -75,10 +76,3 @@ def shot(page, name):
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
-def answered(page, messages, seconds=10):
-    """The dialogs answered so far, once there is one (a confirm comes after the click returns)."""
-    for _ in range(int(seconds * 10)):
-        if messages:
-            break
-        page.wait_for_timeout(100)
-    return messages

@@ -57,8 +57,8 @@ async def test_snapshot_then_live_deltas_without_duplicates(make_user):
     assert (await comm.receive_json_from())["type"] == "status"
     layer = get_channel_layer()
     send = lambda m: layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": m})  # noqa: E731
-    await send({"type": "delta", "seq": 0, "tick": 0, "views": {}})  # already in the snapshot
-    await send({"type": "delta", "seq": 1, "tick": 1, "views": {"big_orders": [{"data": ROW, "weight": -1}]}})
+    await send(tick_message(0, {}))  # already in the snapshot
+    await send(tick_message(1, {"big_orders": [{"data": ROW, "weight": -1}]}))
     message = await comm.receive_json_from(timeout=5)
     assert message["seq"] == 1 and message["views"]["big_orders"][0]["weight"] == -1
     assert await comm.receive_nothing(timeout=0.3)
@@ -77,7 +77,7 @@ async def test_gap_is_filled_from_the_database(make_user):
 
     await database_sync_to_async(add_ticks)()
     # Tick 1's broadcast was lost; tick 2's arrives: the consumer sends 1 from the database first.
-    await get_channel_layer().group_send(f"run.{run.pk}", {"type": "run.message", "message": {"type": "delta", "seq": 2, "tick": 2, "views": {}}})
+    await get_channel_layer().group_send(f"run.{run.pk}", {"type": "run.message", "message": tick_message(2, {})})
     assert [(await comm.receive_json_from(timeout=5))["seq"] for _ in range(2)] == [1, 2]
     await comm.disconnect()
 
@@ -162,7 +162,13 @@ def add_ticks(run, ticks):
 
 
 def delta(t):
-    return {"type": "delta", "seq": t, "tick": t, "views": {"big_orders": [{"data": {**ROW, "id": 100 + t}, "weight": 1}]}}
+    return tick_message(t, {"big_orders": [{"data": {**ROW, "id": 100 + t}, "weight": 1}]})
+
+
+def tick_message(t, views):
+    """A `delta` as a worker publishes it (runs/live_protocol.schema.json): every field."""
+    return {"type": "delta", "seq": t, "tick": t, "views": views, "frontier": {"big_orders": {"tick": t}},
+            "stats": {}, "ms": 1.0, "lag": {"pushes": 0, "rows": 0, "ticks": 0}}
 
 
 async def test_snapshot_carries_the_frontier_stats_and_lag(make_user):

@@ -46,7 +46,7 @@ async def assert_closed_for_access(comm, run):
 
 async def publish_delta(run, seq=1):
     await get_channel_layer().group_send(
-        f"run.{run.pk}", {"type": "run.message", "message": {"type": "delta", "seq": seq, "tick": seq, "views": {}}})
+        f"run.{run.pk}", {"type": "run.message", "message": {"type": "delta", "seq": seq, "tick": seq, "views": {}, "frontier": {}, "stats": {}, "ms": 1.0, "lag": {"pushes": 0, "rows": 0, "ticks": 0}}})
 
 
 async def assert_still_live(comm, run):

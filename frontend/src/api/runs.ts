@@ -14,27 +14,20 @@ import {
   type PushResult,
   type Run,
 } from '../api';
+import type { components } from './live';
+
+type LiveSchemas = components['schemas'];
 
 export type { Lag };
 
 /** Per node: the last complete outer tick; inside fixed points the inner iteration and
- * whether it converged; for event-time windows the waterline. */
-export interface FrontierEntry {
-  tick: number;
-  iteration?: number;
-  converged?: boolean;
-  waterline?: unknown;
-}
-
-export interface NodeStats {
-  rows_in?: number;
-  rows_out?: number;
-  state_rows?: number;
-  ms?: number;
-}
-
-export type Frontier = Record<string, FrontierEntry>;
-export type Stats = Record<string, NodeStats>;
+ * whether it converged; for event-time windows the waterline. Per node stats of a tick.
+ * One definition with the live protocol's (runs/live_protocol.schema.json, generated
+ * into ./live.d.ts). */
+export type FrontierEntry = LiveSchemas['FrontierEntry'];
+export type NodeStats = LiveSchemas['NodeStats'];
+export type Frontier = LiveSchemas['Frontier'];
+export type Stats = LiveSchemas['Stats'];
 
 export function normaliseLag(value: unknown): Lag | null {
   if (typeof value === 'number' && Number.isFinite(value)) return { pushes: value };

@@ -175,7 +175,7 @@ export function RunView({ runId }: Props) {
       const updated = action === 'pause' ? await runsApi.pause(runId) : action === 'resume' ? await runsApi.resume(runId) : await api.stopRun(runId);
       setRun(updated);
       dispatch({ type: 'run', run: updated });
-      dispatch({ type: 'status', message: { type: 'status', status: updated.status, current_tick: updated.current_tick, error: updated.error } });
+      dispatch({ type: 'status', message: { type: 'status', status: updated.status, tick: updated.current_tick, current_tick: updated.current_tick, error: updated.error, lag: { rows: 0, ticks: 0, ...updated.lag } } });
     } catch (error) {
       setActionErrors(controlError(action, error));
     } finally {
