@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.chromium import TIMEOUT_S, launch, new_context, settled_zoom
+from tests.browser.chromium import TIMEOUT_S, launch, new_context, settled_box, settled_zoom
 from tests.browser.test_run_dashboard_browser import log_in
 from tests.browser.test_verify_browser import wait_applied
 from tests.conftest import ARTIFACTS, example
@@ -57,6 +57,9 @@ def shoot(page, name):
 
 
 def inspect_at(page, node, tick, kind):
+    # the graph refits when the inspector opens beside it: click once the node stopped
+    # moving, or a busy machine's click lands where it was (on another node)
+    settled_box(page.get_by_test_id(f"graph-node-{node}"))
     page.get_by_test_id(f"graph-node-{node}").click()
     expect(page.get_by_test_id("inspector-node")).to_have_text(node)
     if tick is not None:
