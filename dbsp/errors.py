@@ -64,6 +64,20 @@ class TickFailed(RuntimeError):
         super().__init__(f"node {node!r} ({kind}): {self.reason}")
 
 
+class TickTooLarge(TickFailed):
+    """A node would build (or built) more rows in one tick than the tick's row limit
+    (dbsp.limits.TICK_MAX_ROWS; the web app's DBSPWEB_TICK_MAX_ROWS). Raised before a
+    join or cartesian product is built, from counts of its keys on both sides, and after
+    any node whose output passed the limit; names the node and the count."""
+
+    def __init__(self, node: str, kind: str, rows: int, limit: int, built: bool):
+        self.node, self.kind, self.rows, self.limit = node, kind, rows, limit
+        what = "its output has" if built else "its output would have"
+        self.reason = (f"{what} {rows:,} rows, over the limit of {limit:,} rows one node may build in a tick "
+                       "(DBSPWEB_TICK_MAX_ROWS)")
+        RuntimeError.__init__(self, f"node {node!r} ({kind}): {self.reason}")
+
+
 def _short(text: str, limit: int = 1000) -> str:
     """A message without a JVM stack trace (Spark's errors carry one): its first two
     lines and its last "Caused by:" line, at most `limit` characters."""

@@ -10,7 +10,10 @@ input.
 """
 from __future__ import annotations
 
-from .errors import Problem
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from .errors import Problem, TickTooLarge
 
 # ---- documents ------------------------------------------------------------------------
 MAX_DOCUMENT_CHARS = 2_000_000  # the document's JSON size, about (strings, keys, numbers)
@@ -34,6 +37,38 @@ MAX_EXPRESSION_DEPTH = 200
 # ---- values a tick computes -----------------------------------------------------------
 MAX_STRING_CHARS = 1_000_000  # one computed string value (concat, replace, lpad, ...)
 MAX_ROUND_DIGITS = 30  # round(x, d): places after the point (a double has ~17 significant digits)
+#: rows one node may build in one tick (a join's or product's output, checked from key
+#: counts before it is built; any node's output, checked after). The issue-31 product
+#: e(a),e(b),e(c),e(d) of 60 facts (13M rows) took a worker from 340 MB to 4.4 GB,
+#: about 330 bytes a row: 5M rows is about 1.7 GB at worst. The benches' biggest ticks
+#: (10^5-row loads, 10^6-row joins) stay well under it. A runtime's `max_rows` (the web
+#: app: DBSPWEB_TICK_MAX_ROWS) overrides it; None switches it off.
+TICK_MAX_ROWS = 5_000_000
+
+_tick_max_rows: ContextVar[int | None] = ContextVar("tick_max_rows", default=TICK_MAX_ROWS)
+
+
+@contextmanager
+def tick_rows(limit: int | None):
+    """The row limit for the operators evaluated inside (a runtime's step sets it)."""
+    token = _tick_max_rows.set(limit)
+    try:
+        yield
+    finally:
+        _tick_max_rows.reset(token)
+
+
+def tick_max_rows() -> int | None:
+    """The row limit in force (None: none)."""
+    return _tick_max_rows.get()
+
+
+def check_tick_rows(node_id: str, kind: str, rows: int, built: bool = False) -> None:
+    """Raise TickTooLarge when `rows` (a node's output, or what it would build) passes
+    the tick's row limit."""
+    limit = _tick_max_rows.get()
+    if limit is not None and rows > limit:
+        raise TickTooLarge(node_id, kind, rows, limit, built)
 
 
 def _too_big(what: str, limit_name: str, limit: int, **where) -> Problem:

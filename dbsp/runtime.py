@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import limits
 from .errors import DataInvalid, TickFailed
 from .numeric import COMPUTING_KINDS, ValueOutOfRange, check_rows, check_table, is_overflow, node_label
 from .plan import Plan
@@ -194,6 +195,9 @@ class Runtime(ABC):
     a delay causal); finally every z^-1 absorbs its input for the next tick.
     """
 
+    #: rows one node may build in one tick (dbsp.limits.TICK_MAX_ROWS; None: no limit)
+    max_rows: int | None = limits.TICK_MAX_ROWS
+
     def __init__(self, plan: Plan):
         self.plan = plan
         self.tick = -1
@@ -243,7 +247,15 @@ class Runtime(ABC):
         node's value as it is computed (delays with what they emit; a fixed point's
         exports under their ids; backend values: `collect()` turns one into a ZSet).
         Inner nodes of fixed points are observed by backends that support it (the
-        reference evaluator: `observe(inner_id, value, iteration=k)`)."""
+        reference evaluator: `observe(inner_id, value, iteration=k)`).
+
+        No node may build more than `max_rows` rows (TickTooLarge, naming it): joins and
+        products are estimated from their keys before they are built, every node's
+        output is counted after."""
+        with limits.tick_rows(self.max_rows):
+            return self._step(changes, observe)
+
+    def _step(self, changes: dict[str, ZSet], observe=None) -> TickResult:
         unknown = set(changes) - set(self.plan.inputs)
         if unknown:
             raise KeyError(f"no input named {', '.join(sorted(unknown))}")
@@ -290,6 +302,9 @@ class Runtime(ABC):
                 inner = executor.progress(self.tick) if op.kind == "fixedpoint" else None
                 if op.kind in COMPUTING_KINDS:  # a sum of 1.7e308s, a bigint past 64 bits: fail here, naming the node
                     self.check_numbers(node_id, op, result)
+                for value in (result.values() if op.kind == "fixedpoint" else [result]):
+                    if (built := self.size(value)) is not None:  # a flat map's, a union's, a fixed point's rows
+                        limits.check_tick_rows(node_id, op.kind, built, built=True)
             if observe is not None:
                 for key, value in (result.items() if op.kind == "fixedpoint" else [(node_id, result)]):
                     observe(key, value)

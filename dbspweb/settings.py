@@ -272,6 +272,11 @@ TICK_GRACE = env_float("DBSPWEB_TICK_GRACE", 15.0)
 # A tick that did not complete this many times (its worker lost, its commit refused
 # with the same error) fails its run instead of being re-driven again.
 TICK_MAX_ATTEMPTS = env_int("DBSPWEB_TICK_MAX_ATTEMPTS", 3)
+# Rows one node may build in one tick (a join's or product's output, estimated from
+# counts of its keys before it is built; any node's output, counted after): beyond, the
+# tick fails at once naming the node and the count (dbsp/limits.py, TICK_MAX_ROWS). 5M
+# rows is about 1.7 GB at the ~330 bytes a row issue 31's 13M-row product took; 0: no limit.
+TICK_MAX_ROWS = env_int("DBSPWEB_TICK_MAX_ROWS", 5_000_000)
 # The JSON of one tick's output deltas, all views together, at most this many bytes.
 TICK_MAX_OUTPUT_BYTES = env_int("DBSPWEB_TICK_MAX_OUTPUT_BYTES", 16 * 1024 * 1024)
 # Tests only (never set in a deployment; no user can reach it): "node=seconds,..." makes

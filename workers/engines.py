@@ -131,6 +131,7 @@ def runtime_for(run) -> SparkRuntime:
         session = spark_session()
         restored = snapshots.restore(run.pk, plan, run.current_tick, session)
         rt, from_tick = restored if restored else (SparkRuntime(plan, session), -1)
+        rt.max_rows = settings.TICK_MAX_ROWS or None  # (DBSPWEB_TICK_MAX_ROWS, 0: none)
         replay = list(run.pushes.filter(applied_tick__gt=from_tick, applied_tick__lte=run.current_tick).order_by("sequence"))
         collapsed = replay_in_one_step(plan)
         if not replay:

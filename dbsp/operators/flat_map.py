@@ -10,6 +10,7 @@ only; default " "), `as` (the output column for each piece; default: replace
 """
 from __future__ import annotations
 
+from ..limits import check_tick_rows, tick_max_rows
 from ..types import Column, Schema, decode_list, element_type
 from ..zset import ZSet
 from .base import Operator, valid_column_name
@@ -50,13 +51,15 @@ class FlatMap(Operator):
         return [piece for piece in value.split(self.separator) if piece]
 
     def query(self, inputs):
-        i = self._index
+        i, limit = self._index, tick_max_rows()
         out = []
         for row, w in inputs["in"]:
             if row[i] is None:
                 continue
             rest = row[:i] + row[i + 1:]
             out.extend((rest + (piece,), w) for piece in self._pieces(row[i]))
+            if limit is not None and len(out) > limit:  # stop as soon as it passes the limit
+                check_tick_rows(self.node_id, self.kind, len(out), built=True)
         return ZSet(out)
 
     def spark(self, ctx, inputs):

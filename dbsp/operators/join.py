@@ -9,6 +9,9 @@ Output columns: the left's, then the right's except right keys named like their 
 """
 from __future__ import annotations
 
+from collections import Counter
+
+from ..limits import check_tick_rows
 from ..types import Schema
 from ..zset import ZSet
 from .base import Operator
@@ -54,6 +57,9 @@ class Join(Operator):
             key = tuple(row[i] for i in self._rk)
             if None not in key:
                 index.setdefault(key, []).append((row, w))
+        # the output's size from the keys' counts, before any of it is built
+        left_keys = Counter(tuple(row[i] for i in self._lk) for row, _ in inputs["left"])
+        check_tick_rows(self.node_id, self.kind, sum(n * len(index.get(key, ())) for key, n in left_keys.items()))
         out = []
         for row, w in inputs["left"]:
             key = tuple(row[i] for i in self._lk)
@@ -84,6 +90,38 @@ class Join(Operator):
             return l.crossJoin(r).select(*cols, weight)
         cond = [F.col(f"l.{a}") == F.col(f"r.{b}") for a, b in zip(self.left_keys, self.right_keys)]
         return l.join(r, on=cond, how="inner").select(*cols, weight)
+
+    def arrow_pairs(self, left, right) -> int:
+        """The rows arrow_join(left, right) builds, from counts of each side's keys
+        (a product: the sides' row counts multiplied); nothing of the output is built."""
+        import pyarrow.compute as pc
+
+        if left is None or right is None or left.num_rows == 0 or right.num_rows == 0:
+            return 0
+        if not self.left_keys:
+            return left.num_rows * right.num_rows
+        counts = left.select(self.left_keys).group_by(self.left_keys, use_threads=False).aggregate([([], "count_all")])
+        r = right.select(self.right_keys).rename_columns([f"r__{k}" for k in self.right_keys])
+        other = r.group_by(r.column_names, use_threads=False).aggregate([([], "count_all")]) \
+            .rename_columns([f"r__{k}" for k in self.right_keys] + ["r__count"])
+        met = counts.join(other, keys=self.left_keys, right_keys=[f"r__{k}" for k in self.right_keys],
+                          join_type="inner", use_threads=False)
+        if met.num_rows == 0:
+            return 0
+        return int(pc.sum(pc.multiply(met["count_all"], met["r__count"])).as_py())
+
+    def spark_pairs(self, left, right) -> int:
+        """The rows spark_join(left, right) builds, from counts of each side's keys
+        (one Spark job; a product: two counts)."""
+        from pyspark.sql import functions as F
+
+        if not self.left_keys:
+            return left.count() * right.count()
+        lc = left.groupBy(*self.left_keys).agg(F.count(F.lit(1)).alias("__lc")).alias("l")
+        rc = right.groupBy(*self.right_keys).agg(F.count(F.lit(1)).alias("__rc")).alias("r")
+        cond = [F.col(f"l.{a}") == F.col(f"r.{b}") for a, b in zip(self.left_keys, self.right_keys)]
+        total = lc.join(rc, on=cond, how="inner").select(F.sum(F.col("l.__lc") * F.col("r.__rc"))).first()[0]
+        return int(total or 0)
 
     def arrow_join(self, left, right, out_schema):
         """left ⋈ right on Arrow tables (the driver's vectorized path): a C++ hash join;

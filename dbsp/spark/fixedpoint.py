@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import time
 
+from ..limits import check_tick_rows
 from ..operators.fixedpoint import FixedPointDiverged
 from ..zset import ZSet
 from .batch import Batch
@@ -253,6 +254,8 @@ class FixedPointDelta:
             for e in exported:
                 if current.get(e) is not None:
                     exported[e].append(current[e])
+                    # each iteration's new rows are small; what they add up to is bounded too
+                    check_tick_rows(self.op.node_id, self.op.kind, sum(self.ctx.size(v) or 0 for v in exported[e]), built=True)
             if k >= 1 and all(_empty(current.get(src)) for src in self.feedback.values()):
                 break
             previous = current

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 
 from ..aggregates import LINEAR
+from ..limits import check_tick_rows
 from ..operators.base import Operator
 from ..zset import ZSet
 from .accumulate import LinearAggregateDelta
@@ -64,7 +65,11 @@ class Lifted:
             return Batch.of_table(ctx, self.schema, ctx.to_table(self.op.query(zsets), self.schema))
         frames = {p: (v.df() if v is not None else self.ctx.empty(self.op.input_schemas[p])) for p, v in inputs.items()}
         ctx.took("spark")
-        return Batch(self.ctx, self.schema, df=self.op.spark(self.ctx, frames))
+        df = self.op.spark(self.ctx, frames)
+        if self.op.kind == "flat_map":  # the one linear operator that makes more rows than it takes: count them first
+            ctx.jobs += 1
+            check_tick_rows(self.op.node_id, self.op.kind, df.count())
+        return Batch(self.ctx, self.schema, df=df)
 
     def state_rows(self) -> int:
         return 0
@@ -133,10 +138,19 @@ class JoinDelta:
             return old_b(), future.result()
         return old_b(), old_a()
 
+    def _check_size(self, da, db, old_b, old_a) -> None:
+        """Fail the tick before the products are formed when they would pass its row
+        limit: Δa ⋈ old_b + Δa ⋈ Δb + old_a ⋈ Δb, counted from the keys on each side."""
+        op = self.op
+        ta = da.table() if da is not None else None
+        tb = db.table() if db is not None else None
+        check_tick_rows(op.node_id, op.kind, op.arrow_pairs(ta, old_b) + op.arrow_pairs(ta, tb) + op.arrow_pairs(old_a, tb))
+
     def _on_driver(self, da, db):
         ctx, op = self.ctx, self.op
         left_schema, right_schema = op.input_schemas["left"], op.input_schemas["right"]
         old_b, old_a = self._old_state(da, db)
+        self._check_size(da, db, old_b, old_a)
         fetched = sum(t.num_rows for t in (old_a, old_b) if t is not None)
         if fetched >= ctx.vector_min_rows:  # a small change meeting many state rows: Arrow's hash join
             return self._arrow_products(da, db, old_b, old_a)
@@ -160,7 +174,9 @@ class JoinDelta:
     def _with_arrow(self, da, db):
         """A larger change: the matching state rows are fetched (one semi-join job per
         side) and the three products formed by Arrow's hash join on the driver."""
-        return self._arrow_products(da, db, *self._old_state(da, db))
+        old_b, old_a = self._old_state(da, db)
+        self._check_size(da, db, old_b, old_a)
+        return self._arrow_products(da, db, old_b, old_a)
 
     def _arrow_products(self, da, db, old_b, old_a):
         """Δa ⋈ (old_b + Δb) + old_a ⋈ Δb with Arrow's hash join, on the driver."""
@@ -185,15 +201,20 @@ class JoinDelta:
         return Batch.of_table(ctx, self.schema, joined if single else consolidate_arrow(joined))
 
     def _on_spark(self, da, db):
-        parts = []
+        parts, pairs = [], 0
         if da is not None:
             right_now = union_all([self.right.df(), db.df() if db is not None else None])
             if right_now is not None:
+                pairs += self.op.spark_pairs(da.df(), right_now)
                 parts.append(self.op.spark_join(da.df(), right_now, broadcast="left"))
         if db is not None:
             left_before = self.left.df()
             if left_before is not None:
+                pairs += self.op.spark_pairs(left_before, db.df())
                 parts.append(self.op.spark_join(left_before, db.df(), broadcast="right"))
+        if parts:  # (the key counts: a job per product, before the join's own)
+            self.ctx.jobs += len(parts)
+            check_tick_rows(self.op.node_id, self.op.kind, pairs)
         return Batch(self.ctx, self.schema, df=union_all(parts)).materialize() if parts else None
 
     def state_rows(self) -> int:

@@ -7,6 +7,9 @@ Celery workers (solo pool, Spark local mode each) behind one ASGI server.
   run from the watchdog, the worker exits and the supervisor starts a new one.
 - A worker killed with kill -9, or frozen (its heartbeat stops), is restarted; its run
   is taken over and goes on.
+- A tick whose worker is killed in it (kill -9, as the kernel's OOM killer does) each
+  time counts an attempt each time; after DBSPWEB_TICK_MAX_ATTEMPTS (2 here) its run
+  fails saying so, instead of the same tick being re-run into the same wall.
 
 The slow nodes are slow by construction through a test-only worker setting
 (DBSPWEB_TEST_SLOW_NODE: nodes named `slow` and `stuck` sleep). About 3.5 minutes in
@@ -32,7 +35,7 @@ pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 BUDGET_S = 8
 GUARD_ENV = {
     "DBSPWEB_LEASE_TTL": "4", "DBSPWEB_HEARTBEAT_EVERY": "0.5", "DBSPWEB_SWEEP_EVERY": "1", "DBSPWEB_SWEEP_STALE": "3",
-    "DBSPWEB_TICK_BUDGET": str(BUDGET_S), "DBSPWEB_TICK_GRACE": "3",
+    "DBSPWEB_TICK_BUDGET": str(BUDGET_S), "DBSPWEB_TICK_GRACE": "3", "DBSPWEB_TICK_MAX_ATTEMPTS": "2",
     "DBSPWEB_TEST_SLOW_NODE": "slow=300,stuck=300:stuck",
     "DBSPWEB_SPARK_WARM_UP_TICKS": "0",  # (no background load against 4 s leases: see tests/live/conftest.py)
 }
@@ -183,6 +186,31 @@ def test_a_worker_killed_with_kill_9_is_restarted_and_its_run_taken_over(guarded
     assert guarded.pids()[slot] != pid  # restarted (its JVM may still be starting)
     assert httpx.get(f"{guarded.base_url}/api/auth/me/", timeout=5).status_code == 200
     assert Run.objects.get(pk=run_id).status == "running"
+
+
+def test_a_tick_whose_worker_is_killed_in_it_each_time_fails_its_run_after_the_attempts(guarded, make_user):
+    """Issue 31: a worker killed for memory mid-tick restarted and re-ran the same tick.
+    Each kill here comes while the tick is in its (slow) node, as soon as the run's
+    lease shows the attempt begun; the worker taking the run over counts the next."""
+    from workers.models import RunLease
+
+    api = guarded.client(make_user("oom"))
+    run_id = start_run(guarded, api, circuit_with("slow"))
+    push(api, run_id, 1)
+    killed = []
+    for attempt in (1, 2):
+        lease = guarded.wait(lambda: (l := RunLease.objects.filter(run_id=run_id, attempts=attempt).first()) and l, 120,
+                             f"attempt {attempt} at tick 0")
+        pid = int(lease.worker.rsplit(":", 1)[1])
+        subprocess.run(["kill", "-9", str(pid)], check=True)
+        killed.append(pid)
+    error = wait_failed(guarded, api, run_id)
+    assert error == ("TickAbandoned: tick 0 did not complete in 2 attempts (DBSPWEB_TICK_MAX_ATTEMPTS): "
+                     "its worker was lost during it each time"), error
+    supervisor = guarded.log("guard-supervisor")
+    assert all(f"pid={pid} status=-9" in supervisor for pid in killed)
+    assert applied(run_id) == 0
+    assert Run.objects.get(pk=run_id).current_tick == -1
 
 
 class _Process:

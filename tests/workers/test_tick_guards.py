@@ -168,3 +168,31 @@ def test_a_tick_over_its_budget_fails_the_run_naming_the_node(django_user_model,
     other = Run.objects.create(circuit=run.circuit, version=run.version, created_by=run.created_by, status="running")
     log_push(other, "orders", ORDER)
     assert ticks.drain(other.pk, leases.acquire(other.pk)) == 1
+
+
+def test_a_tick_over_the_row_limit_fails_the_run_naming_the_node_and_the_count(django_user_model, reference_engine, quiet,
+                                                                              settings):
+    """Issue 31's product, small: 12 facts make 12^4 rows at the last join; the limit
+    stops it before it is built, the run fails with the node and the count (its REST
+    error; the live protocol's `error` message names the node), nothing is stored."""
+    from circuits import services
+    from dbsp.datalog import compile_program
+
+    settings.TICK_MAX_ROWS = 5_000
+    alice = django_user_model.objects.create_user("alice", password="x")
+    document = compile_program(".decl e(a: number)\nbig(a, b, c, d) :- e(a), e(b), e(c), e(d).\n")
+    circuit = services.create_circuit(alice, "product", "", "private", document)
+    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running")
+    log_push(run, "e", *[{"a": i} for i in range(12)])
+    assert ticks.drain(run.pk, leases.acquire(run.pk)) == 0
+    error = failed_with(run)
+    assert error == ("TickTooLarge: node 'r1_big_join_3' (join): its output would have 20,736 rows, over the limit of "
+                     "5,000 rows one node may build in a tick (DBSPWEB_TICK_MAX_ROWS)"), error
+    assert quiet[0] == ("error", run.pk, 0, error, "r1_big_join_3")
+    assert not TickOutput.objects.filter(run=run).exists() and Push.objects.get(run=run).applied_tick is None
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(alice)
+    detail = api.get(f"/api/runs/{run.pk}/").json()
+    assert (detail["status"], detail["error"]) == ("failed", error)
