@@ -386,8 +386,8 @@ def test_generator_waits_out_backpressure_and_loses_nothing(small_backlog_stack,
         in_flight = set()  # the pushes the page sent that have not been answered yet
         is_push = lambda r: r.method == "POST" and "/push/" in r.url  # noqa: E731
         page.on("request", lambda r: in_flight.add(r) if is_push(r) else None)
-        page.on("requestfinished", in_flight.discard)
-        page.on("requestfailed", in_flight.discard)
+        page.on("requestfinished", lambda r: in_flight.discard(r))
+        page.on("requestfailed", lambda r: in_flight.discard(r))
         log_in(page, "dash429")
         run_id = start_run_from_the_circuit_page(page, circuit["id"])
         page.get_by_test_id("pause-run").click()
