@@ -260,3 +260,21 @@ def live_messages_follow_their_schema(monkeypatch):
     yield
     if found:
         pytest.fail("live-protocol messages that do not follow runs/live_protocol.schema.json:\n" + "\n".join(found[:20]))
+
+
+def caught_up(run_id: int, read_logs, what: str, queue: str | None = None) -> None:
+    """Returns once the worker holding the run (or the one consuming `queue`) has taken
+    every message queued for it before now: a `process_run` of the run is sent behind them
+    on the same queue, and a solo worker takes its queue in order. How a test shows that a
+    worker did *not* act on what it was sent (a paused run, a fenced-off holder), without
+    sleeping. `read_logs()`: the worker logs' text, where Celery logs the task's success."""
+    from dbspweb.celery import app
+    from workers import dispatch, leases
+
+    if queue is None:
+        queue = dispatch._queue_of(leases.worker_of(run_id)) or settings.CELERY_TASK_DEFAULT_QUEUE
+    marker = f"[{app.send_task(dispatch.PROCESS_RUN, (run_id,), queue=queue).id}] succeeded"
+    deadline = time.monotonic() + 180
+    while marker not in read_logs():
+        assert time.monotonic() < deadline, f"the worker on {queue} never took the run's queued messages ({what})"
+        time.sleep(0.2)

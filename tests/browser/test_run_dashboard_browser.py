@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.browser.chromium import TIMEOUT_S, launch, new_context, until
-from tests.conftest import ARTIFACTS, example
+from tests.conftest import ARTIFACTS, caught_up, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -277,7 +277,7 @@ def wait_for_tick(client, run_id, tick, timeout=TIMEOUT_S):
     pytest.fail(f"run {run_id} did not reach tick {tick}")
 
 
-def test_pause_holds_ticks_and_resume_catches_up(browser_context, owner):
+def test_pause_holds_ticks_and_resume_catches_up(browser_context, owner, live_stack):
     client = owner("dash_pause")
     page = browser_context.new_page()
     log_in(page, "dash_pause")
@@ -298,7 +298,7 @@ def test_pause_holds_ticks_and_resume_catches_up(browser_context, owner):
     row = {"id": 99, "from_acct": 9, "to_acct": 8, "amount": 1}
     assert client.post(f"/api/runs/{run_id}/inputs/transactions/push/", json=[{"insert": row}, {"delete": row}]).status_code == 202
     expect(page.get_by_test_id("run-lag")).to_have_text("2 pushes")
-    time.sleep(3)
+    caught_up(run_id, live_stack.logs, "the pushes' wake-ups")  # a worker that ignored the pause has applied them now
     expect(page.get_by_test_id("run-tick")).to_have_text("0")
     assert client.get(f"/api/runs/{run_id}/").json()["current_tick"] == 0
     page.screenshot(path=str(ARTIFACTS / "dashboard-paused.png"), full_page=True)

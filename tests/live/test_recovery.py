@@ -14,8 +14,9 @@ import pytest
 from runs.models import Push, Run, TickOutput
 from dbsp import compile_plan
 from dbsp.reference import ReferenceRuntime
-from tests.conftest import example
+from tests.conftest import caught_up, example
 from tests.live.stack import as_weights, integrate
+from workers import dispatch
 from workers.engines import changes_of
 from workers.models import RunLease, Snapshot
 
@@ -150,7 +151,8 @@ def test_a_frozen_worker_that_lost_its_run_never_writes_to_it_again(cluster, mak
     run_id = start_run(api, example("transactions"))
     push_all(api, run_id, pushes[:10], "a")
     wait_applied(cluster, run_id, 10)
-    old = cluster.worker_named_by(RunLease.objects.get(run_id=run_id).worker)
+    old_worker = RunLease.objects.get(run_id=run_id).worker
+    old = cluster.worker_named_by(old_worker)
 
     cluster.freeze(old)
     frozen_at_tick = Run.objects.get(pk=run_id).current_tick  # what the old holder committed
@@ -163,7 +165,8 @@ def test_a_frozen_worker_that_lost_its_run_never_writes_to_it_again(cluster, mak
     assert cluster.worker_named_by(new_lease.worker) != old and new_lease.epoch == 2
     push_all(api, run_id, pushes[20:], "c")
     wait_applied(cluster, run_id, 30)
-    time.sleep(2)  # give the thawed worker time to (not) act on its queue
+    # the thawed worker has taken every wake-up queued for it while frozen (and did not act)
+    caught_up(run_id, lambda: cluster.log(f"cluster-{old}"), "the thawed worker's queue", queue=dispatch._queue_of(old_worker))
     ticks_by_old = [int(t) for t in re.findall(rf"event=tick run={run_id} tick=(\d+) ", cluster.log(f"cluster-{old}"))]
     assert ticks_by_old and max(ticks_by_old) <= frozen_at_tick  # nothing after the freeze
     assert RunLease.objects.get(run_id=run_id).worker == new_lease.worker

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from runs.models import Push
-from tests.conftest import example
+from tests.conftest import caught_up, example
 from tests.live.stack import as_weights, integrate
 from workers.models import RunLease
 
@@ -49,7 +49,7 @@ def test_pause_holds_ticks_backpressure_refuses_resume_applies_in_order(cluster,
     refused = api.post(push_url, json=[order(99)])
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
     assert "25 pushes waiting" in refused.json()["detail"] and "the run is paused" in refused.json()["detail"]
-    time.sleep(2)  # a worker that ignored the pause would have applied them by now
+    caught_up(run_id, cluster.logs, "the pushes' wake-ups")  # a worker that ignored the pause has applied them now
     status = api.get(f"/api/runs/{run_id}/").json()
     assert status["status"] == "paused" and status["current_tick"] == 0
     assert status["lag"] == {"pushes": 25, "rows": 25, "ticks": 1}
