@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 
 from ..aggregates import LINEAR
-from ..limits import check_tick_rows
+from ..limits import check_tick_rows, tick_max_rows
 from ..operators.base import Operator
 from ..zset import ZSet
 from .accumulate import LinearAggregateDelta
@@ -200,20 +200,36 @@ class JoinDelta:
         single = (ta is None or tb is None) and not any(c.type == "double" for c in op.input_schemas["left"].columns if c.name in op.left_keys)
         return Batch.of_table(ctx, self.schema, joined if single else consolidate_arrow(joined))
 
+    def _may_pass_limit(self, da, db) -> bool:
+        """Whether the products could pass the tick's row limit, from the sizes known
+        without a job (|Δa|·(|b|+|Δb|) + |a|·|Δb|, upper bounds): only then are the keys
+        counted exactly (a Spark job per product)."""
+        limit = tick_max_rows()
+        if limit is None:
+            return False
+        na, nb = (x.rows if x is not None else 0 for x in (da, db))
+        if na is None or nb is None:
+            return True
+        return na * (self.right.rows + nb) + self.left.rows * nb > limit
+
     def _on_spark(self, da, db):
         parts, pairs = [], 0
+        count = self._may_pass_limit(da, db)
         if da is not None:
             right_now = union_all([self.right.df(), db.df() if db is not None else None])
             if right_now is not None:
-                pairs += self.op.spark_pairs(da.df(), right_now)
+                if count:
+                    self.ctx.jobs += 1  # (the key counts' action: counted before it runs, see SparkRuntime.jobs)
+                    pairs += self.op.spark_pairs(da.df(), right_now)
                 parts.append(self.op.spark_join(da.df(), right_now, broadcast="left"))
         if db is not None:
             left_before = self.left.df()
             if left_before is not None:
-                pairs += self.op.spark_pairs(left_before, db.df())
+                if count:
+                    self.ctx.jobs += 1
+                    pairs += self.op.spark_pairs(left_before, db.df())
                 parts.append(self.op.spark_join(left_before, db.df(), broadcast="right"))
-        if parts:  # (the key counts: a job per product, before the join's own)
-            self.ctx.jobs += len(parts)
+        if parts:
             check_tick_rows(self.op.node_id, self.op.kind, pairs)
         return Batch(self.ctx, self.schema, df=union_all(parts)).materialize() if parts else None
 
