@@ -39,6 +39,21 @@ def first_differences(committed: str, generated: str, name: str, limit: int = 40
     return "\n".join(line for _, line in zip(range(limit), diff))
 
 
+def typescript_of(openapi_text: str, tmp_path, name: str) -> str:
+    """What the pinned openapi-typescript makes of an OpenAPI document, as ./scripts/api-types runs it."""
+    npx = shutil.which("npx")
+    assert npx, f"npx (Node.js 20.19+) is needed to check frontend/src/api/{name}"
+    source = tmp_path / f"{name}.openapi.json"
+    source.write_text(openapi_text, encoding="utf-8")
+    out = tmp_path / name
+    result = subprocess.run([npx, "--no-install", "openapi-typescript", str(source), "-o", str(out)],
+                            cwd=FRONTEND, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, (
+        f"openapi-typescript failed (are frontend/node_modules installed? cd frontend && npm ci):\n"
+        f"{result.stdout}\n{result.stderr}")
+    return out.read_text(encoding="utf-8")
+
+
 def test_committed_api_types_match_the_server(tmp_path):
     from django.db import connection
 
@@ -53,17 +68,7 @@ def test_committed_api_types_match_the_server(tmp_path):
         f"frontend/src/api/openapi.json is not what the server code generates: {FIX}.\n"
         + first_differences(committed, generated, "openapi.json"))
 
-    npx = shutil.which("npx")
-    assert npx, "npx (Node.js 20.19+) is needed to check frontend/src/api/schema.d.ts"
-    source = tmp_path / "openapi.json"
-    source.write_text(generated, encoding="utf-8")
-    out = tmp_path / "schema.d.ts"
-    result = subprocess.run([npx, "--no-install", "openapi-typescript", str(source), "-o", str(out)],
-                            cwd=FRONTEND, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, (
-        f"openapi-typescript failed (are frontend/node_modules installed? cd frontend && npm ci):\n"
-        f"{result.stdout}\n{result.stderr}")
-    generated_ts = out.read_text(encoding="utf-8")
+    generated_ts = typescript_of(generated, tmp_path, "schema.d.ts")
     committed_ts = SCHEMA_TS.read_text(encoding="utf-8") if SCHEMA_TS.exists() else ""
     assert committed_ts == generated_ts, (
         f"frontend/src/api/schema.d.ts is not what openapi-typescript makes of the schema: {FIX}.\n"
@@ -79,17 +84,7 @@ def test_committed_live_protocol_types_match_its_schema(tmp_path):
     runs/live_protocol.schema.json (the websocket's messages, docs/live-protocol.md)."""
     from runs import live_protocol
 
-    npx = shutil.which("npx")
-    assert npx, "npx (Node.js 20.19+) is needed to check frontend/src/api/live.d.ts"
-    source = tmp_path / "live-openapi.json"
-    source.write_text(live_protocol.serialise(live_protocol.as_openapi()), encoding="utf-8")
-    out = tmp_path / "live.d.ts"
-    result = subprocess.run([npx, "--no-install", "openapi-typescript", str(source), "-o", str(out)],
-                            cwd=FRONTEND, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, (
-        f"openapi-typescript failed (are frontend/node_modules installed? cd frontend && npm ci):\n"
-        f"{result.stdout}\n{result.stderr}")
-    generated_ts = out.read_text(encoding="utf-8")
+    generated_ts = typescript_of(live_protocol.serialise(live_protocol.as_openapi()), tmp_path, "live.d.ts")
     committed_ts = LIVE_TS.read_text(encoding="utf-8") if LIVE_TS.exists() else ""
     assert committed_ts == generated_ts, (
         f"frontend/src/api/live.d.ts is not what openapi-typescript makes of runs/live_protocol.schema.json: {LIVE_FIX}.\n"
