@@ -22,8 +22,13 @@ TICKS = [  # examples/circuits/transitive_closure.pushes.jsonl
 
 @pytest.fixture
 def run(make_user, client_for):
-    alice = make_user("alice")
-    circuit = services.create_circuit(alice, "Closure", "", "private", example("transitive_closure"))
+    return closure_run(make_user("alice"), client_for, "private")
+
+
+def closure_run(alice, client_for, visibility: str) -> Run:
+    """A transitive-closure run of alice's whose TICKS were pushed (over the push
+    endpoint, which records who pushed) and marked applied as a worker would."""
+    circuit = services.create_circuit(alice, "Closure", "", visibility, example("transitive_closure"))
     run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running")
     api = client_for(alice)
     for tick, records in enumerate(TICKS):

@@ -10,34 +10,17 @@ import uuid
 import pytest
 from rest_framework.test import APIClient
 
-from circuits import services
-from runs.models import Explanation, Inspection, Push, Run, Verification
-from tests.conftest import example
+from runs.models import Explanation, Inspection, Verification
+from tests.runs.test_api_explain import closure_run
 
 pytestmark = pytest.mark.django_db
 
-TICKS = [  # examples/circuits/transitive_closure.pushes.jsonl
-    [{"insert": {"src": 0, "dst": 1}}, {"insert": {"src": 1, "dst": 2}}, {"insert": {"src": 2, "dst": 3}}],
-    [{"insert": {"src": 3, "dst": 4}}],
-    [{"delete": {"src": 1, "dst": 2}}],
-    [{"insert": {"src": 1, "dst": 2}}, {"delete": {"src": 0, "dst": 1}}],
-]
 ROWS = [{"src": 0, "dst": 2}, {"src": 0, "dst": 3}, {"src": 1, "dst": 3}, {"src": 2, "dst": 3}]  # in the closure at tick 0
 
 
 @pytest.fixture
 def run(make_user, client_for):
-    alice = make_user("alice")
-    circuit = services.create_circuit(alice, "Closure", "", "public", example("transitive_closure"))
-    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running")
-    api = client_for(alice)
-    for tick, records in enumerate(TICKS):
-        response = api.post(f"/api/runs/{run.pk}/inputs/edges/push/", records, format="json")
-        assert response.status_code == 202
-        Push.objects.filter(run=run, sequence=response.json()["sequence"]).update(applied_tick=tick)
-    Run.objects.filter(pk=run.pk).update(current_tick=len(TICKS) - 1)
-    run.refresh_from_db()
-    return run
+    return closure_run(make_user("alice"), client_for, "public")
 
 
 @pytest.fixture
