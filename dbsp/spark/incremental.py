@@ -144,6 +144,10 @@ class JoinDelta:
         op = self.op
         ta = da.table() if da is not None else None
         tb = db.table() if db is not None else None
+        limit = tick_max_rows()
+        na, nb, nob, noa = (t.num_rows if t is not None else 0 for t in (ta, tb, old_b, old_a))
+        if limit is None or na * (nob + nb) + noa * nb <= limit:  # cannot pass it: no key counts
+            return
         check_tick_rows(op.node_id, op.kind, op.arrow_pairs(ta, old_b) + op.arrow_pairs(ta, tb) + op.arrow_pairs(old_a, tb))
 
     def _on_driver(self, da, db):
