@@ -181,14 +181,25 @@ def token_client(live_stack, make_user):
     return make
 
 
+#: Session fixtures that start real workers. Their sweepers keep re-driving every running
+#: run of the test database until the session ends.
+STACK_FIXTURES = frozenset({"live_stack", "verify_worker", "cluster"})
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """Live tests use the database (below) even when they do not ask for it: say so at
     collection, where pytest-django decides which test databases to create (a live test
-    file run on its own otherwise queries an uncreated database)."""
+    file run on its own otherwise queries an uncreated database).
+
+    Tests that start a stack of real workers run last, in their own order: once started,
+    a stack's workers live until the session ends and their sweepers take over any running
+    run with pending pushes, so a later in-process test of ticks (tests/workers) would
+    race them (CI caught test_wake_claims's second wake-up going to a live worker's queue)."""
     for item in items:
         if item.get_closest_marker("live") is not None and item.get_closest_marker("django_db") is None:
             item.add_marker(pytest.mark.django_db(transaction=True))
+    items.sort(key=lambda item: not STACK_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())))
 
 
 @pytest.fixture(autouse=True)
