@@ -18,6 +18,7 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.conftest import ROOT, UNTHROTTLED_ENV, database_env, free_port
+from tests.live_protocol import problems
 
 BIN = Path(sys.executable).parent
 
@@ -177,6 +178,7 @@ class Watcher:
     def __init__(self, url: str, origin: str):
         self.ws = connect(url, origin=origin, open_timeout=15).__enter__()
         self.messages: list[dict] = []
+        self.problems: list[str] = []  # received messages that drifted from the live schema
         self.closed = False
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -184,7 +186,9 @@ class Watcher:
     def _read(self):
         try:
             while True:
-                self.messages.append(json.loads(self.ws.recv()))
+                message = json.loads(self.ws.recv())
+                self.problems.extend(problems(message))
+                self.messages.append(message)
         except Exception:  # noqa: BLE001 - closed
             self.closed = True
 
@@ -197,14 +201,22 @@ class Watcher:
     def wait_for(self, predicate, timeout: float = 60, what: str = "a message"):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            self.assert_follow_schema()
             if predicate(self.messages):
                 return
             time.sleep(0.05)
         pytest.fail(f"websocket: timed out waiting for {what}; got {[(m['type'], m.get('seq'), m.get('status')) for m in self.messages]}")
 
+    def assert_follow_schema(self):
+        """Every message received so far follows runs/live_protocol.schema.json (a message
+        a real worker or server sent that drifted from it fails the test, named)."""
+        if self.problems:
+            pytest.fail("websocket messages that do not follow runs/live_protocol.schema.json:\n" + "\n".join(self.problems[:20]))
+
     def close(self):
         self.ws.close()
         self._thread.join(timeout=5)
+        self.assert_follow_schema()
 
 
 def integrate(messages: list[dict]) -> dict[str, dict[str, int]]:
