@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+pytestmark = pytest.mark.one_backend  # its subject does not depend on the database: run once, on SQLite
+
 ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "frontend"
 OPENAPI_JSON = FRONTEND / "src" / "api" / "openapi.json"

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+pytestmark = pytest.mark.one_backend  # its subject does not depend on the database: run once, on SQLite
+
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "compose.yaml"
 DOCKERFILE = ROOT / "Dockerfile"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.one_backend  # its subject does not depend on the database: run once, on SQLite
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dbsp", "circuits", "runs", "workers", "dbspweb")
 

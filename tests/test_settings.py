@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.one_backend  # its subject does not depend on the database: run once, on SQLite
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

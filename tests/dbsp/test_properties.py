@@ -93,6 +93,7 @@ def run_both(spark, document, ticks, mode="hybrid"):
     return compared
 
 
+@pytest.mark.timeout(900)  # 25 circuits through Spark jobs: 438 s seen in the arrow mode at load 15 on 2 cores
 @pytest.mark.parametrize("mode", list(MODES))
 def test_incremental_spark_equals_recomputation(spark, mode):
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -103,6 +104,7 @@ def test_incremental_spark_equals_recomputation(spark, mode):
     check()
 
 
+@pytest.mark.timeout(900)  # as above
 @pytest.mark.parametrize("mode", list(MODES))
 def test_deletes_of_extremes_and_reinserts_equal_duckdb(spark, mode):
     """Changes that delete present rows — the current min / max of a column first —

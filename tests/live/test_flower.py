@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import ROOT, free_port
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]  # the autouse live fixture reads the database
+pytestmark = [pytest.mark.live, pytest.mark.one_backend, pytest.mark.django_db(transaction=True)]  # the autouse live fixture reads the database
 
 
 def test_flower_starts_against_the_broker_and_answers(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, ROOT, free_port
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.one_backend]  # Spark deployments: nothing in them depends on the database
 
 SCRIPT = r"""
 import json, sys

@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import EXAMPLES, ROOT, free_port
 from tests.live.test_spark_connect import SCRIPT as CONNECT_SCRIPT
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.one_backend]  # Spark deployments: nothing in them depends on the database
 
 #: The Spark Connect test's script (its last line: session type, ticks, jobs), then one more
 #: line with what only a classic session can tell: the master URL it is attached to, and how
