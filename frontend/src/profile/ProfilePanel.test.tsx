@@ -59,7 +59,7 @@ describe('ProfilePanel', () => {
 
 describe('FrontierPanel', () => {
   const history: FrontierHistory = {
-    from: 0, to: 2, ticks: [0, 1, 2], bucket: 1, downsampled: false, truncated: false,
+    from: 0, to: 2, ticks: [0, 1, 2], bucket: 1, downsampled: false, truncated: false, max_ticks: 5000,
     nodes: [
       { node: 'tc', kind: 'fixedpoint', iterations: [4, 3, 2], converged: [true, true, true] },
       { node: 'per_minute', kind: 'tumbling_window', waterline: ['2026-11-21T10:00:10', '2026-11-21T10:02:30', null],

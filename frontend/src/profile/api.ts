@@ -1,10 +1,12 @@
 // The run's operator profile and frontier over ticks (GET /api/runs/<id>/profile/ and
 // /frontier/, runs/profile.py).
 
-import { request } from '../api';
+import { request, type ApiSchemas } from '../api';
 
-export const METRICS = ['ms', 'rows_in', 'rows_out', 'state_rows', 'spark_jobs'] as const;
-export type Metric = (typeof METRICS)[number];
+export const METRICS = ['ms', 'rows_in', 'rows_out', 'state_rows', 'spark_jobs'] as const satisfies readonly Metric[];
+/** The server's metrics (runs/profile.py): the generated schema's enum, so a metric
+ * added or renamed on the server fails the type check here. */
+export type Metric = ApiSchemas['MetricEnum'];
 
 export const METRIC_LABELS: Record<Metric, string> = {
   ms: 'time (ms)',
@@ -15,57 +17,13 @@ export const METRIC_LABELS: Record<Metric, string> = {
 };
 
 /** Where a node's tick ran. */
-export type Path = 'skipped' | 'reference' | 'row' | 'arrow' | 'spark';
+export type Path = ApiSchemas['PathsEnum'];
 
-export interface ProfileNode {
-  node: string;
-  kind: string | null;
-  /** One value per point of `ticks` (a bucket of `bucket` ticks when downsampled). */
-  series: number[];
-  paths: (Path | null)[];
-  total: number;
-  max: number;
-  path_ticks: Partial<Record<Path, number>>;
-  /** Windows only: late rows per point, and in all. */
-  late_rows?: number[];
-  late_rows_total?: number;
-}
-
-export interface Profile {
-  metric: Metric;
-  unit: string;
-  aggregate: 'sum' | 'last';
-  from: number | null;
-  to: number | null;
-  ticks: number[];
-  bucket: number;
-  downsampled: boolean;
-  truncated: boolean;
-  max_ticks: number;
-  nodes: ProfileNode[];
-  total: number;
-  top: { node: string; kind: string | null; total: number; share: number }[];
-}
-
-export interface FrontierNode {
-  node: string;
-  kind: string;
-  iterations?: number[];
-  converged?: boolean[];
-  waterline?: unknown[];
-  windows_closed?: number[];
-  late_rows?: number[];
-}
-
-export interface FrontierHistory {
-  from: number | null;
-  to: number | null;
-  ticks: number[];
-  bucket: number;
-  downsampled: boolean;
-  truncated: boolean;
-  nodes: FrontierNode[];
-}
+// The answers' types are the server's, generated from its OpenAPI schema (./api/schema.d.ts).
+export type ProfileNode = ApiSchemas['ProfileNode'];
+export type Profile = ApiSchemas['RunProfile'];
+export type FrontierNode = ApiSchemas['FrontierNode'];
+export type FrontierHistory = ApiSchemas['RunFrontier'];
 
 function range(from?: number, to?: number): string {
   const q = new URLSearchParams();
