@@ -31,7 +31,14 @@ ALLOWED_CASTS = {
 
 _INT = re.compile(r"^\s*([+-]?)(\d+)\s*$")
 _FLOAT = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
-_DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?\s*$")
+# A string that casts to a date, on every backend: a 4-digit year from 0001 (Python's
+# dates and the reference's stop at 9999; Spark would read '12024-01-31', '+2024-01-01' or
+# '0000-01-01' as dates Python cannot hold), then -month and -day of 1 or 2 digits, and
+# after a full date ' ' or 'T' and anything (as Spark: '2024 junk' is NULL). ASCII
+# whitespace around it. Spark's cast runs only on strings of this form (`spark_cast`).
+_DATE_FORM = r"[ \t\n\r\f\x0b]*(?!0000)(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ].*)?)?)?[ \t\n\r\f\x0b]*"
+_DATE = re.compile(rf"(?s)\A{_DATE_FORM}\Z")  # (?s): what follows a date may hold newlines
+_DATE_JAVA = rf"(?s)\A{_DATE_FORM}\z"  # Java's regex (Spark's rlike) spells the very end \z
 
 
 def _finite(x):
@@ -100,6 +107,8 @@ def spark_cast(col, source: str, target: str):
         return F.when(col.rlike(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$") & finite, value)
     if (source, target) == ("double", "bigint"):
         return F.when(~F.isnan(col), col.try_cast("bigint"))
+    if (source, target) == ("string", "date"):
+        return F.when(col.rlike(_DATE_JAVA), col.try_cast("date"))
     return col.try_cast(spark_name)
 
 

@@ -22,14 +22,21 @@ def circuit(inputs: dict, nodes: list, edges: list) -> dict:
     return {"nodes": doc_nodes, "edges": doc_edges}
 
 
-def run(document, ticks, spark=None):
-    """Run both backends; assert they agree; return the per-tick outputs as ZSets."""
+#: The Spark runtime with every threshold at 0: each operator's tick runs as Spark jobs
+#: (its expressions as Spark columns), never on the driver, whatever the sizes.
+ALL_SPARK = {"driver_max_rows": 0, "arrow_max_rows": 0, "recent_max": 0, "vector_min_rows": 0}
+
+
+def run(document, ticks, spark=None, **spark_options):
+    """Run both backends; assert they agree; return the per-tick outputs as ZSets. The Spark
+    runtime keeps its defaults unless `spark_options` say otherwise (small changes then
+    run on the driver: pass **ALL_SPARK to evaluate on Spark)."""
     plan = compile_plan(document)
     runtimes = [ReferenceRuntime(plan)]
     if spark is not None:
         from dbsp.spark import SparkRuntime
 
-        runtimes.append(SparkRuntime(plan, spark))
+        runtimes.append(SparkRuntime(plan, spark, **spark_options))
     results = []
     for tick in ticks:
         changes = {n: changes_from_records(r, plan.inputs[n], plan.primary_key(n)) for n, r in tick.items()}

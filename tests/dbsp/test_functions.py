@@ -1,11 +1,12 @@
-"""Every expression form evaluates identically on Spark and in Python (the reference),
-on rows with NULLs and edge values; a few results are also checked by hand."""
+"""Every expression form evaluates identically on Spark (as Spark columns: every threshold
+at 0) and in Python (the reference), on rows with NULLs and edge values; a few results
+are also checked by hand."""
 import datetime as dt
 
 import pytest
 
 from dbsp import ZSet
-from tests.dbsp.helpers import circuit, run, schema
+from tests.dbsp.helpers import ALL_SPARK, circuit, run, schema
 
 SCHEMA = schema("a:bigint", "x:double", "s:string", "d:date", "t:timestamp", "b:boolean")
 ROWS = [
@@ -43,7 +44,7 @@ def spark():
 def test_spark_and_python_agree_on_every_expression(spark):
     columns = [{"name": f"e{i}", "expr": e} for i, e in enumerate(EXPRESSIONS)]
     doc = circuit({"t": SCHEMA}, [("m", "map", {"columns": columns}), ("view", "output", {})], ["t.out->m.in", "m.out->view.in"])
-    [out] = run(doc, [{"t": [{"insert": r} for r in ROWS]}], spark)  # run() asserts Spark == reference
+    [out] = run(doc, [{"t": [{"insert": r} for r in ROWS]}], spark, **ALL_SPARK)  # asserts Spark == reference
     assert len(out["view"]) == len(ROWS)
     by_a = {row[EXPRESSIONS.index("CAST(a AS VARCHAR)")]: row for row, _ in out["view"]}
     seven, minus3, zero = by_a["7"], by_a["-3"], by_a["0"]
@@ -103,3 +104,28 @@ def test_json_rendering_is_the_same_from_arrow_and_from_zsets(spark):
     fast, oracle = SparkRuntime(plan, spark).step(changes), ReferenceRuntime(plan).step(changes)
     assert fast.outputs_json() == oracle.outputs_json()
     assert any(r["data"]["t"] == "2026-03-04T10:00:00.500000" for r in fast.outputs_json()["view"])
+
+
+#: Strings around the edges of a date: years of 5 to 7 digits, signs and year 0 (Spark
+#: reads them as dates Python cannot hold), a year or year-month followed by junk (Spark:
+#: NULL), junk after a full date (Spark: the date), whitespace and newlines.
+DATE_STRINGS = [
+    "2024-01-31", "12024-01-31", "123456-01-01", "1234567-01-01", "99999-12-31", "+2024-01-01", "-2024-01-01",
+    "0000-01-01", "0001-01-01", "9999-12-31", "2024", "2024-1", "2024-01", "2024-1-5", " 2024-01-31 ", "\t2024-01-01\n",
+    "2024-01-31 junk", "2024-01-31Tjunk", "2024-01-31T10:00:00", "2024-01-01 a\nb", "2024-01-01 a\rb", "2024 junk",
+    "2024-01 junk", "2024T", "2024-02-30", "2024-13-01", "024-01-01", "2024-001-01", "2024-01-001", "", " ",
+]
+
+
+def test_spark_and_python_agree_on_strings_cast_to_dates(spark):
+    doc = circuit({"t": schema("i:bigint", "s:string")},
+                  [("m", "map", {"columns": [{"name": "i", "expr": "i"}, {"name": "d", "expr": "CAST(s AS DATE)"}]}),
+                   ("view", "output", {})], ["t.out->m.in", "m.out->view.in"])
+    [out] = run(doc, [{"t": [{"insert": {"i": i, "s": s}} for i, s in enumerate(DATE_STRINGS)]}], spark, **ALL_SPARK)
+    got = {DATE_STRINGS[i]: d for (i, d), _ in out["view"]}
+    assert got["2024-01-31 junk"] == got["2024-01-31Tjunk"] == got[" 2024-01-31 "] == dt.date(2024, 1, 31)
+    assert got["2024-01-01 a\nb"] == got["2024"] == got["2024-01"] == dt.date(2024, 1, 1)
+    assert got["0001-01-01"] == dt.date(1, 1, 1) and got["9999-12-31"] == dt.date(9999, 12, 31)
+    for refused in ("12024-01-31", "99999-12-31", "+2024-01-01", "-2024-01-01", "0000-01-01", "2024 junk",
+                    "2024-01 junk", "2024T", "2024-02-30", "024-01-01", "", " "):
+        assert got[refused] is None, refused
