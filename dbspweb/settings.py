@@ -287,6 +287,11 @@ TICK_MAX_ATTEMPTS = env_int("DBSPWEB_TICK_MAX_ATTEMPTS", 3)
 # tick fails at once naming the node and the count (dbsp/limits.py, TICK_MAX_ROWS). 5M
 # rows is about 1.7 GB at the ~330 bytes a row issue 31's 13M-row product took; 0: no limit.
 TICK_MAX_ROWS = env_int("DBSPWEB_TICK_MAX_ROWS", 5_000_000)
+# Bytes one node may build in one tick, beside the rows (wide rows): counted as Arrow
+# bytes, rows × the schema's row width before a node is built, the Arrow table's own size
+# after where it is one (dbsp/limits.py, TICK_MAX_BYTES); beyond, the tick fails naming
+# the node and the size. 2 GiB; 0: no limit.
+TICK_MAX_BYTES = env_int("DBSPWEB_TICK_MAX_BYTES", 2 * 1024 ** 3)
 # The JSON of one tick's output deltas, all views together, at most this many bytes.
 TICK_MAX_OUTPUT_BYTES = env_int("DBSPWEB_TICK_MAX_OUTPUT_BYTES", 16 * 1024 * 1024)
 # Tests only (never set in a deployment; no user can reach it): "node=seconds,..." makes
