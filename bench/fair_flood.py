@@ -7,7 +7,8 @@ Sets up a throwaway SQLite database with an owner, a public `big_orders` run who
 holds `--ticks` applied pushes of `--rows` orders each (pushed through the REST API,
 then marked applied as a worker would), starts uvicorn and `--verify-workers` Celery
 workers on the verification queue only (solo pool, Spark local mode; no tick worker:
-the log is already applied). Every explanation is queued (EXPLAIN_SYNC_MAX_ROWS=0), as
+the log is already applied); from 2 workers the first takes only the owner's jobs
+(the operators' lane, workers/lanes.py) unless `--no-owners-lane`. Every explanation is queued (EXPLAIN_SYNC_MAX_ROWS=0), as
 the large runs of the issue are.
 
 - `--anonymous` clients, each its own address (X-Forwarded-For, DBSPWEB_NUM_PROXIES=1;
@@ -32,6 +33,7 @@ import asyncio
 import json
 import os
 import random
+import secrets
 import socket
 import subprocess
 import sys
@@ -185,6 +187,8 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=10)
     parser.add_argument("--rows", type=int, default=2000, help="orders per tick")
     parser.add_argument("--verify-workers", type=int, default=1)
+    parser.add_argument("--no-owners-lane", action="store_true",
+                        help="every verify worker takes every job (the operators' lane is on by default from 2 workers)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="fair-flood-"))
@@ -193,7 +197,9 @@ def main() -> None:
            "SQLITE_PATH": str(tmp / "db.sqlite3"), "DBSPWEB_VAR_DIR": str(tmp), "DBSPWEB_INSPECT_DIR": str(tmp / "inspect"),
            "DBSPWEB_SNAPSHOT_DIR": str(tmp / "snapshots"),
            "CELERY_QUEUE": queue, "CHANNELS_PREFIX": queue, "PYTHONUNBUFFERED": "1", "EXPLAIN_SYNC_MAX_ROWS": "0",
-           "DBSPWEB_NUM_PROXIES": "1", "SPARK_DRIVER_MEMORY": "1g", "DBSPWEB_SPARK_WARM_UP_TICKS": "0",
+           "DJANGO_SECRET_KEY": secrets.token_hex(32),  # debug off, as deployed (the settings' default)
+           "DBSPWEB_NUM_PROXIES": "1", "DBSPWEB_VERIFY_WORKERS": str(args.verify_workers),
+           "DBSPWEB_VERIFY_OWNERS_LANE": "0" if args.no_owners_lane else "1", "SPARK_DRIVER_MEMORY": "1g", "DBSPWEB_SPARK_WARM_UP_TICKS": "0",
            **{f"DBSPWEB_THROTTLE_{s.upper()}": "off" for s in ("anon", "share", "login", "register", "validate")}}
     fx = prepare(env)
     fx["ticks"], fx["orders"] = args.ticks, orders(args.ticks, args.rows)
@@ -204,9 +210,12 @@ def main() -> None:
     procs = [subprocess.Popen([str(bin_dir / "uvicorn"), "dbspweb.asgi:application", "--host", "127.0.0.1", "--port",
                                str(port), "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env,
                               stdout=open(tmp / "uvicorn.log", "w"), stderr=subprocess.STDOUT)]
-    for w in range(args.verify_workers):
+    from workers.lanes import worker_queues
+
+    for w in range(args.verify_workers):  # as `manage.py run_workers --verify` starts them (workers/lanes.py)
+        queues = ",".join(worker_queues(w + 1, args.verify_workers))
         procs.append(subprocess.Popen(
-            [str(bin_dir / "celery"), "-A", "dbspweb", "worker", "--pool=solo", "--loglevel=INFO", "-Q", f"{queue}.verify",
+            [str(bin_dir / "celery"), "-A", "dbspweb", "worker", "--pool=solo", "--loglevel=INFO", "-Q", queues,
              "--without-gossip", "--without-mingle", "-n", f"verify{w}-{queue}@%h"], cwd=ROOT, env=env,
             stdout=open(tmp / f"verify-{w}.log", "w"), stderr=subprocess.STDOUT))
     try:
@@ -251,7 +260,10 @@ def main() -> None:
         replays = sum(log.read_text().count("event=explain_replay") for log in tmp.glob("verify-*.log"))
         explained = Explanation.objects.filter(run_id=fx["run"]).count()
         owner = [s for v in latencies.values() for s in v]
-        print(f"Fair flood: uvicorn (2 processes) + {args.verify_workers} verify worker(s) + SQLite; big_orders, "
+        from django.conf import settings
+
+        lane = "with the operators' lane" if settings.VERIFY_OWNERS_LANE else "no operators' lane"
+        print(f"Fair flood: uvicorn (2 processes) + {args.verify_workers} verify worker(s), {lane} + SQLite; big_orders, "
               f"{args.ticks} ticks x {args.rows} orders; {args.anonymous} anonymous clients + the owner, {elapsed:.0f} s; "
               f"loadavg 1-min {load_before[0]:.1f} before, {load_after[0]:.1f} after")
         print(f"  owner: {len(owner)} answers, p50 {percentile(owner, 50):.2f} s, p99 {percentile(owner, 99):.2f} s, "

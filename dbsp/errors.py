@@ -68,14 +68,32 @@ class TickTooLarge(TickFailed):
     """A node would build (or built) more rows in one tick than the tick's row limit
     (dbsp.limits.TICK_MAX_ROWS; the web app's DBSPWEB_TICK_MAX_ROWS). Raised before a
     join or cartesian product is built, from counts of its keys on both sides, and after
-    any node whose output passed the limit; names the node and the count."""
+    any node whose output passed the limit; names the node and the count. Likewise for
+    the byte limit (dbsp.limits.TICK_MAX_BYTES; DBSPWEB_TICK_MAX_BYTES): names the node
+    and the size."""
 
-    def __init__(self, node: str, kind: str, rows: int, limit: int, built: bool):
+    def __init__(self, node: str, kind: str, rows: int, limit: int | None, built: bool, nbytes: int | None = None,
+                 max_bytes: int | None = None, measured: bool = False):
         self.node, self.kind, self.rows, self.limit = node, kind, rows, limit
+        self.nbytes, self.max_bytes = nbytes, max_bytes  # set when the byte limit (not the row limit) was passed
         what = "its output has" if built else "its output would have"
-        self.reason = (f"{what} {rows:,} rows, over the limit of {limit:,} rows one node may build in a tick "
-                       "(DBSPWEB_TICK_MAX_ROWS)")
+        if max_bytes is None:
+            self.reason = (f"{what} {rows:,} rows, over the limit of {limit:,} rows one node may build in a tick "
+                           "(DBSPWEB_TICK_MAX_ROWS)")
+        else:
+            size = (f"{_bytes(nbytes)} in {rows:,} rows" if measured
+                    else f"about {_bytes(nbytes)}: {rows:,} rows of {nbytes // max(rows, 1):,} bytes")
+            self.reason = (f"{what} {size}, over the limit of {_bytes(max_bytes)} one node may build in a tick "
+                           "(DBSPWEB_TICK_MAX_BYTES)")
         RuntimeError.__init__(self, f"node {node!r} ({kind}): {self.reason}")
+
+
+def _bytes(n: int) -> str:
+    """A byte count, exact and as people read it: 3,000 bytes; 2,147,483,648 bytes (2.0 GiB)."""
+    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n:,} bytes ({n / size:,.1f} {unit})"
+    return f"{n:,} bytes"
 
 
 def _short(text: str, limit: int = 1000) -> str:

@@ -44,31 +44,66 @@ MAX_ROUND_DIGITS = 30  # round(x, d): places after the point (a double has ~17 s
 #: (10^5-row loads, 10^6-row joins) stay well under it. A runtime's `max_rows` (the web
 #: app: DBSPWEB_TICK_MAX_ROWS) overrides it; None switches it off.
 TICK_MAX_ROWS = 5_000_000
+#: bytes one node may build in one tick, beside the row limit: it bounds wide rows (the
+#: row limit alone lets 5M rows of 100 strings through). Counted as the output's Arrow
+#: size: the table's own `nbytes` where the output is an Arrow table (the Spark
+#: backend's driver-side paths, after the node), else rows × the schema's row width
+#: (`row_bytes`: before a join, product or flat map is built, on all-Spark, and on the
+#: reference evaluator, whose Python rows take several times that). 2 GiB; a runtime's
+#: `max_bytes` (the web app: DBSPWEB_TICK_MAX_BYTES) overrides it; None switches it off.
+TICK_MAX_BYTES = 2 * 1024 ** 3
+#: the width assumed for a value of each type (Arrow's: 8-byte numbers, 4-byte dates and
+#: offsets; a string or list of unknown length at 4 + STRING_BYTES) and for the weight
+TYPE_BYTES = {"bigint": 8, "double": 8, "boolean": 1, "date": 4, "timestamp": 8}
+STRING_BYTES = 32
+WEIGHT_BYTES = 8
 
 _tick_max_rows: ContextVar[int | None] = ContextVar("tick_max_rows", default=TICK_MAX_ROWS)
+_tick_max_bytes: ContextVar[int | None] = ContextVar("tick_max_bytes", default=TICK_MAX_BYTES)
 
 
 @contextmanager
-def tick_rows(limit: int | None):
-    """The row limit for the operators evaluated inside (a runtime's step sets it)."""
-    token = _tick_max_rows.set(limit)
+def tick_rows(limit: int | None, max_bytes: int | None = TICK_MAX_BYTES):
+    """The row (and byte) limits for the operators evaluated inside (a runtime's step
+    sets them)."""
+    token, bytes_token = _tick_max_rows.set(limit), _tick_max_bytes.set(max_bytes)
     try:
         yield
     finally:
         _tick_max_rows.reset(token)
+        _tick_max_bytes.reset(bytes_token)
 
 
-def tick_max_rows() -> int | None:
-    """The row limit in force (None: none)."""
-    return _tick_max_rows.get()
+def row_bytes(schema) -> int:
+    """The bytes a row of `schema` is counted at (its weight included): TYPE_BYTES."""
+    return WEIGHT_BYTES + sum(TYPE_BYTES.get(c.type, 4 + STRING_BYTES) for c in schema.columns)
 
 
-def check_tick_rows(node_id: str, kind: str, rows: int, built: bool = False) -> None:
+def tick_max_rows(schema=None) -> int | None:
+    """The row limit in force (None: none); with `schema`, the rows of it the byte limit
+    lets through too, whichever is fewer (a cheap bound checked before counting keys)."""
+    limit, max_bytes = _tick_max_rows.get(), _tick_max_bytes.get()
+    if schema is None or max_bytes is None:
+        return limit
+    by_bytes = max_bytes // row_bytes(schema)
+    return by_bytes if limit is None else min(limit, by_bytes)
+
+
+def check_tick_rows(node_id: str, kind: str, rows: int, built: bool = False, schema=None,
+                    nbytes: int | None = None) -> None:
     """Raise TickTooLarge when `rows` (a node's output, or what it would build) passes
-    the tick's row limit."""
+    the tick's row limit, or its size passes the byte limit: `nbytes` when measured
+    (an Arrow table's), else `rows` × row_bytes(schema) when the schema is given."""
     limit = _tick_max_rows.get()
     if limit is not None and rows > limit:
         raise TickTooLarge(node_id, kind, rows, limit, built)
+    max_bytes = _tick_max_bytes.get()
+    if max_bytes is None or (nbytes is None and schema is None):
+        return
+    measured = nbytes is not None
+    size = nbytes if measured else rows * row_bytes(schema)
+    if size > max_bytes:
+        raise TickTooLarge(node_id, kind, rows, limit, built, nbytes=size, max_bytes=max_bytes, measured=measured)
 
 
 def _too_big(what: str, limit_name: str, limit: int, **where) -> Problem:

@@ -197,6 +197,8 @@ class Runtime(ABC):
 
     #: rows one node may build in one tick (dbsp.limits.TICK_MAX_ROWS; None: no limit)
     max_rows: int | None = limits.TICK_MAX_ROWS
+    #: bytes one node may build in one tick (dbsp.limits.TICK_MAX_BYTES; None: no limit)
+    max_bytes: int | None = limits.TICK_MAX_BYTES
 
     def __init__(self, plan: Plan):
         self.plan = plan
@@ -242,6 +244,11 @@ class Runtime(ABC):
             return 0
         return len(value) if isinstance(value, ZSet) else None
 
+    def nbytes(self, value) -> int | None:
+        """Bytes a value holds when measured without work (an Arrow table's); None:
+        counted from its rows and schema (limits.row_bytes)."""
+        return None
+
     def step(self, changes: dict[str, ZSet], observe=None) -> TickResult:
         """Advance one tick. `observe(node_id, value)`, when given, is called with every
         node's value as it is computed (delays with what they emit; a fixed point's
@@ -249,10 +256,11 @@ class Runtime(ABC):
         Inner nodes of fixed points are observed by backends that support it (the
         reference evaluator: `observe(inner_id, value, iteration=k)`).
 
-        No node may build more than `max_rows` rows (TickTooLarge, naming it): joins and
-        products are estimated from their keys before they are built, every node's
-        output is counted after."""
-        with limits.tick_rows(self.max_rows):
+        No node may build more than `max_rows` rows or `max_bytes` bytes (TickTooLarge,
+        naming it): joins and products are estimated from their keys before they are
+        built, every node's output is counted after (its bytes: `nbytes`, or rows × the
+        schema's row width)."""
+        with limits.tick_rows(self.max_rows, self.max_bytes):
             return self._step(changes, observe)
 
     def _step(self, changes: dict[str, ZSet], observe=None) -> TickResult:
@@ -302,9 +310,10 @@ class Runtime(ABC):
                 inner = executor.progress(self.tick) if op.kind == "fixedpoint" else None
                 if op.kind in COMPUTING_KINDS:  # a sum of 1.7e308s, a bigint past 64 bits: fail here, naming the node
                     self.check_numbers(node_id, op, result)
-                for value in (result.values() if op.kind == "fixedpoint" else [result]):
+                for key, value in (result.items() if op.kind == "fixedpoint" else [(node_id, result)]):
                     if (built := self.size(value)) is not None:  # a flat map's, a union's, a fixed point's rows
-                        limits.check_tick_rows(node_id, op.kind, built, built=True)
+                        limits.check_tick_rows(node_id, op.kind, built, built=True, schema=plan.schemas.get(key),
+                                               nbytes=self.nbytes(value))
             if observe is not None:
                 for key, value in (result.items() if op.kind == "fixedpoint" else [(node_id, result)]):
                     observe(key, value)

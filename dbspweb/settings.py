@@ -168,7 +168,8 @@ CHANNEL_LAYERS = {
 # running, and on one run at most RECOMPUTE_MAX_PER_RUN from readers who do not operate it;
 # past either a 429 with Retry-After. A slot a crashed worker never freed expires after
 # RECOMPUTE_SLOT_TTL_S. More verification workers: start more processes on VERIFY_QUEUE
-# (scripts/run: DBSPWEB_VERIFY_WORKERS; compose: `--scale verify-worker=N`).
+# (scripts/run: DBSPWEB_VERIFY_WORKERS, with the operators' lane below from 2 on;
+# compose: `--scale verify-worker=N`).
 RECOMPUTE_MAX_PER_REQUESTER = int(os.environ.get("DBSPWEB_RECOMPUTE_MAX_PER_REQUESTER", "4"))
 RECOMPUTE_MAX_PER_RUN = int(os.environ.get("DBSPWEB_RECOMPUTE_MAX_PER_RUN", "8"))
 RECOMPUTE_RETRY_AFTER_S = int(os.environ.get("DBSPWEB_RECOMPUTE_RETRY_AFTER_S", "10"))
@@ -181,6 +182,15 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "dbspweb")
 # workers that run ticks. Up to VERIFY_REFERENCE_MAX_ROWS input rows the reference
 # evaluator recomputes the views; above, a batch Spark evaluation (dbsp/spark/recompute.py).
 VERIFY_QUEUE = os.environ.get("VERIFY_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}.verify")
+# Processes on the verification queue (`manage.py run_workers --verify`, scripts/run).
+VERIFY_WORKERS = env_int("DBSPWEB_VERIFY_WORKERS", 1)
+# The operators' lane (workers/lanes.py, docs/scale.md): the jobs of a run's owner and
+# operators (priority 0) go to VERIFY_OWNERS_QUEUE, which one verification worker consumes
+# alone and the others beside VERIFY_QUEUE, so an owner's request never waits behind
+# anonymous jobs running on every worker. On by default with 2 or more verification
+# workers; the web processes and the workers must agree (both read these variables).
+VERIFY_OWNERS_LANE = env_bool("DBSPWEB_VERIFY_OWNERS_LANE", VERIFY_WORKERS >= 2)
+VERIFY_OWNERS_QUEUE = os.environ.get("VERIFY_OWNERS_QUEUE", f"{VERIFY_QUEUE}.owners")
 VERIFY_REFERENCE_MAX_ROWS = int(os.environ.get("VERIFY_REFERENCE_MAX_ROWS", "50000"))
 # Explaining a row (runs/explain.py) recomputes the run: in the request for logs of up to
 # EXPLAIN_SYNC_MAX_ROWS rows (bench/README.md: about half a second at 20000), on the
@@ -277,6 +287,11 @@ TICK_MAX_ATTEMPTS = env_int("DBSPWEB_TICK_MAX_ATTEMPTS", 3)
 # tick fails at once naming the node and the count (dbsp/limits.py, TICK_MAX_ROWS). 5M
 # rows is about 1.7 GB at the ~330 bytes a row issue 31's 13M-row product took; 0: no limit.
 TICK_MAX_ROWS = env_int("DBSPWEB_TICK_MAX_ROWS", 5_000_000)
+# Bytes one node may build in one tick, beside the rows (wide rows): counted as Arrow
+# bytes, rows × the schema's row width before a node is built, the Arrow table's own size
+# after where it is one (dbsp/limits.py, TICK_MAX_BYTES); beyond, the tick fails naming
+# the node and the size. 2 GiB; 0: no limit.
+TICK_MAX_BYTES = env_int("DBSPWEB_TICK_MAX_BYTES", 2 * 1024 ** 3)
 # The JSON of one tick's output deltas, all views together, at most this many bytes.
 TICK_MAX_OUTPUT_BYTES = env_int("DBSPWEB_TICK_MAX_OUTPUT_BYTES", 16 * 1024 * 1024)
 # Tests only (never set in a deployment; no user can reach it): "node=seconds,..." makes

@@ -14,7 +14,7 @@ import threading
 
 from django.conf import settings
 
-from . import leases
+from . import lanes, leases
 
 log = logging.getLogger(__name__)
 _local = threading.local()
@@ -124,17 +124,18 @@ def verify(verification_id: int, priority: int = 0) -> bool:
     """A queued verification: to the verification queue, whose own worker process
     recomputes it (workers/verify.py) without holding any run's ticks. `priority`: the
     requester's (runs/fair_queue.py; 0 goes first: the Redis transport keeps one list per
-    priority step and a worker pops the best non-empty one)."""
-    return _send(VERIFY_RUN, verification_id, settings.VERIFY_QUEUE, priority)
+    priority step and a worker pops the best non-empty one). Priority 0 goes to the
+    operators' lane when it is on (workers/lanes.py)."""
+    return _send(VERIFY_RUN, verification_id, lanes.queue_for(priority), priority)
 
 
 def explain(explanation_id: int, priority: int = 0) -> bool:
     """A queued explanation of a row (a log too large for the request): to the
     verification queue too, whose worker reads the log and computes on its own."""
-    return _send(EXPLAIN_ROW, explanation_id, settings.VERIFY_QUEUE, priority)
+    return _send(EXPLAIN_ROW, explanation_id, lanes.queue_for(priority), priority)
 
 
 def inspect(inspection_id: int, priority: int = 0) -> bool:
     """A queued inspection (every node of a run at a tick): to the verification queue,
     whose worker process recomputes it (workers/inspection.py) off the runs' tick path."""
-    return _send(INSPECT_RUN, inspection_id, settings.VERIFY_QUEUE, priority)
+    return _send(INSPECT_RUN, inspection_id, lanes.queue_for(priority), priority)

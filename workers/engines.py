@@ -132,6 +132,7 @@ def runtime_for(run) -> SparkRuntime:
         restored = snapshots.restore(run.pk, plan, run.current_tick, session)
         rt, from_tick = restored if restored else (SparkRuntime(plan, session), -1)
         rt.max_rows = settings.TICK_MAX_ROWS or None  # (DBSPWEB_TICK_MAX_ROWS, 0: none)
+        rt.max_bytes = settings.TICK_MAX_BYTES or None  # (DBSPWEB_TICK_MAX_BYTES, 0: none)
         replay = list(run.pushes.filter(applied_tick__gt=from_tick, applied_tick__lte=run.current_tick).order_by("sequence"))
         collapsed = replay_in_one_step(plan)
         if not replay:

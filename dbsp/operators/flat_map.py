@@ -51,7 +51,7 @@ class FlatMap(Operator):
         return [piece for piece in value.split(self.separator) if piece]
 
     def query(self, inputs):
-        i, limit = self._index, tick_max_rows()
+        i, limit = self._index, tick_max_rows(self.output_schema)
         out = []
         for row, w in inputs["in"]:
             if row[i] is None:
@@ -59,7 +59,7 @@ class FlatMap(Operator):
             rest = row[:i] + row[i + 1:]
             out.extend((rest + (piece,), w) for piece in self._pieces(row[i]))
             if limit is not None and len(out) > limit:  # stop as soon as it passes the limit
-                check_tick_rows(self.node_id, self.kind, len(out), built=True)
+                check_tick_rows(self.node_id, self.kind, len(out), built=True, schema=self.output_schema)
         return ZSet(out)
 
     def spark(self, ctx, inputs):

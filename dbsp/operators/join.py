@@ -59,7 +59,8 @@ class Join(Operator):
                 index.setdefault(key, []).append((row, w))
         # the output's size from the keys' counts, before any of it is built
         left_keys = Counter(tuple(row[i] for i in self._lk) for row, _ in inputs["left"])
-        check_tick_rows(self.node_id, self.kind, sum(n * len(index.get(key, ())) for key, n in left_keys.items()))
+        check_tick_rows(self.node_id, self.kind, sum(n * len(index.get(key, ())) for key, n in left_keys.items()),
+                        schema=self.output_schema)
         out = []
         for row, w in inputs["left"]:
             key = tuple(row[i] for i in self._lk)

@@ -264,6 +264,10 @@ class SparkRuntime(Runtime):
     def size(self, value) -> int | None:
         return 0 if value is None else value.rows
 
+    def nbytes(self, value) -> int | None:
+        """A change on the driver: its Arrow table's bytes (None: a frame in Spark)."""
+        return 0 if value is None else (value.table().nbytes if value.rows is not None else None)
+
     def rows_out(self, value) -> int:
         return 0 if value is None else value.table().num_rows
 

@@ -255,7 +255,8 @@ class FixedPointDelta:
                 if current.get(e) is not None:
                     exported[e].append(current[e])
                     # each iteration's new rows are small; what they add up to is bounded too
-                    check_tick_rows(self.op.node_id, self.op.kind, sum(self.ctx.size(v) or 0 for v in exported[e]), built=True)
+                    check_tick_rows(self.op.node_id, self.op.kind, sum(self.ctx.size(v) or 0 for v in exported[e]), built=True,
+                                    schema=self.op.output_schemas[e])
             if k >= 1 and all(_empty(current.get(src)) for src in self.feedback.values()):
                 break
             previous = current

@@ -68,7 +68,7 @@ class Lifted:
         df = self.op.spark(self.ctx, frames)
         if self.op.kind == "flat_map":  # the one linear operator that makes more rows than it takes: count them first
             ctx.jobs += 1
-            check_tick_rows(self.op.node_id, self.op.kind, df.count())
+            check_tick_rows(self.op.node_id, self.op.kind, df.count(), schema=self.schema)
         return Batch(self.ctx, self.schema, df=df)
 
     def state_rows(self) -> int:
@@ -144,11 +144,12 @@ class JoinDelta:
         op = self.op
         ta = da.table() if da is not None else None
         tb = db.table() if db is not None else None
-        limit = tick_max_rows()
+        limit = tick_max_rows(self.schema)  # the row limit, or fewer rows when they are wide
         na, nb, nob, noa = (t.num_rows if t is not None else 0 for t in (ta, tb, old_b, old_a))
         if limit is None or na * (nob + nb) + noa * nb <= limit:  # cannot pass it: no key counts
             return
-        check_tick_rows(op.node_id, op.kind, op.arrow_pairs(ta, old_b) + op.arrow_pairs(ta, tb) + op.arrow_pairs(old_a, tb))
+        check_tick_rows(op.node_id, op.kind, op.arrow_pairs(ta, old_b) + op.arrow_pairs(ta, tb) + op.arrow_pairs(old_a, tb),
+                        schema=self.schema)
 
     def _on_driver(self, da, db):
         ctx, op = self.ctx, self.op
@@ -208,7 +209,7 @@ class JoinDelta:
         """Whether the products could pass the tick's row limit, from the sizes known
         without a job (|Δa|·(|b|+|Δb|) + |a|·|Δb|, upper bounds): only then are the keys
         counted exactly (a Spark job per product)."""
-        limit = tick_max_rows()
+        limit = tick_max_rows(self.schema)
         if limit is None:
             return False
         na, nb = (x.rows if x is not None else 0 for x in (da, db))
@@ -234,7 +235,7 @@ class JoinDelta:
                     pairs += self.op.spark_pairs(left_before, db.df())
                 parts.append(self.op.spark_join(left_before, db.df(), broadcast="right"))
         if parts:
-            check_tick_rows(self.op.node_id, self.op.kind, pairs)
+            check_tick_rows(self.op.node_id, self.op.kind, pairs, schema=self.schema)
         return Batch(self.ctx, self.schema, df=union_all(parts)).materialize() if parts else None
 
     def state_rows(self) -> int:

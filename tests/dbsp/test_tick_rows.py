@@ -4,7 +4,9 @@ DBSPWEB_TICK_MAX_ROWS). A join or cartesian product is counted from its keys on 
 sides before it is built; any node's output (a flat map's, a fixed point's) is counted
 after. Beyond the limit the tick fails at once with TickTooLarge naming the node and
 the count, on the reference evaluator and on every path of the Spark backend (row by
-row, Arrow, all-Spark). The limits here are small; the data is too."""
+row, Arrow, all-Spark). So are its bytes (`max_bytes`, TICK_MAX_BYTES,
+DBSPWEB_TICK_MAX_BYTES): rows × the schema's row width before a node is built, an
+Arrow table's own size after. The limits here are small; the data is too."""
 from __future__ import annotations
 
 import tracemalloc
@@ -34,14 +36,14 @@ def spark():
     return get_session()
 
 
-def runtime(kind, plan, spark, max_rows):
+def runtime(kind, plan, spark, max_rows, max_bytes=limits.TICK_MAX_BYTES):
     if kind == "reference":
         rt = ReferenceRuntime(plan)
     else:
         from dbsp.spark import SparkRuntime
 
         rt = SparkRuntime(plan, spark, **PATHS[kind])
-    rt.max_rows = max_rows
+    rt.max_rows, rt.max_bytes = max_rows, max_bytes
     return rt
 
 
@@ -173,3 +175,70 @@ def test_a_fixed_point_growing_past_the_limit_fails_naming_a_node(kind, spark):
     # the recursive rule's join inside the fixed point (reach(x, y) ⋈ edge(y, z)), or the fixed point
     assert failed.value.node == ("r2_reach_join" if kind == "reference" else "reach_fixpoint")
     assert 1000 < failed.value.rows < 80 * 81 // 2
+
+
+# ---- bytes -----------------------------------------------------------------------------
+
+#: big(a, b, c, d)'s row as the byte limit counts it: four bigints and the weight, 8 bytes each
+PRODUCT_ROW_BYTES = 5 * 8
+
+
+@pytest.mark.parametrize("kind", ["reference", "row", "arrow", "spark"])
+def test_a_product_over_the_byte_limit_fails_before_it_is_built_naming_the_node_and_the_size(kind, spark):
+    """No row limit: the byte limit alone stops the 4-way product of 12 facts, from the
+    keys' counts (12^4 rows of 40 bytes), before any of it is built; at exactly its
+    size the tick passes (and the built Arrow table is no larger)."""
+    plan = compile_plan(compile_program(PRODUCT))
+    facts = [{"insert": {"a": i}} for i in range(12)]
+    size = 12 ** 4 * PRODUCT_ROW_BYTES
+    rt = runtime(kind, plan, spark, max_rows=None, max_bytes=size - 1)
+    with pytest.raises(TickTooLarge) as failed:
+        rt.step(changes(plan, e=facts))
+    error = failed.value
+    assert (error.node, error.kind, error.rows, error.nbytes, error.max_bytes) == (
+        "r1_big_join_3", "join", 12 ** 4, size, size - 1)
+    assert str(error) == ("node 'r1_big_join_3' (join): its output would have about 829,440 bytes (810.0 KiB): "
+                          "20,736 rows of 40 bytes, over the limit of 829,439 bytes (810.0 KiB) one node may build "
+                          "in a tick (DBSPWEB_TICK_MAX_BYTES)")
+    rt = runtime(kind, plan, spark, max_rows=None, max_bytes=size)
+    assert sum(w for _, w in rt.step(changes(plan, e=facts)).outputs["big"]) == 12 ** 4
+
+
+@pytest.mark.parametrize("kind", ["reference", "row", "arrow", "spark"])
+def test_a_flat_map_over_the_byte_limit_fails_naming_the_node(kind, spark):
+    """1,200 words of 40 characters, under any row limit: (id, word) rows are counted at
+    8 + 36 + 8 bytes before they are built, and measure about 60 as Arrow after."""
+    plan = compile_plan(word_split())
+    text = " ".join(f"{i:040d}" for i in range(600))
+    rt = runtime(kind, plan, spark, max_rows=None, max_bytes=50_000)
+    with pytest.raises(TickTooLarge) as failed:
+        rt.step(changes(plan, docs=[{"insert": {"id": i, "text": text}} for i in range(2)]))
+    error = failed.value
+    assert (error.node, error.max_bytes) == ("words", 50_000)
+    assert 50_000 < error.nbytes <= error.rows * 64 and error.rows <= 1200
+    assert str(error).startswith("node 'words' (flat_map): its output ")
+    assert str(error).endswith("over the limit of 50,000 bytes (48.8 KiB) one node may build in a tick (DBSPWEB_TICK_MAX_BYTES)")
+
+
+def padded():
+    return circuit({"docs": schema("id:bigint", "s:string")},
+                   [("pad", "map", {"columns": [{"name": "id", "expr": "id"}, {"name": "s", "expr": "concat(" + ", ".join(["s"] * 20) + ")"}]}), ("o", "output", {})],
+                   ["docs.out->pad.in", "pad.out->o.in"])
+
+
+@pytest.mark.parametrize("kind", ["row", "arrow"])
+def test_an_output_whose_arrow_size_passes_the_byte_limit_fails_after_the_node_with_its_measured_size(kind, spark):
+    """Strings far longer than the width a schema is counted at: on the driver paths
+    the output's Arrow table is measured after the node. 100 strings of 2,000
+    characters (20 copies of an input of 100) are over 200,000 bytes, past the limit of
+    100,000 (counted from the schema: 100 rows of 8 + 36 + 8 bytes, far under it; the
+    input's table, about 12,000 bytes, passes)."""
+    plan = compile_plan(padded())
+    rt = runtime(kind, plan, spark, max_rows=None, max_bytes=100_000)
+    with pytest.raises(TickTooLarge) as failed:
+        rt.step(changes(plan, docs=[{"insert": {"id": i, "s": f"{i:0100d}"}} for i in range(100)]))
+    error = failed.value
+    assert (error.node, error.rows) == ("pad", 100)
+    assert 100 * 2000 < error.nbytes < 100 * 2100
+    assert str(error).startswith(f"node 'pad' (map): its output has {error.nbytes:,} bytes (")
+    assert " in 100 rows, over the limit of 100,000 bytes" in str(error)

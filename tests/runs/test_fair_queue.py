@@ -167,3 +167,48 @@ def test_the_broker_hands_the_worker_the_owners_job_before_the_anonymous_backlog
             queue.clear()
             queue.close()
     assert taken == [(dispatch.VERIFY_RUN, 7), (dispatch.INSPECT_RUN, 6)] + [(dispatch.EXPLAIN_ROW, j) for j in range(1, 6)]
+
+
+def _taken(app, queue_name: str, count: int) -> list:
+    """The (task, job) of the next `count` messages a worker of `queue_name` is handed."""
+    taken = []
+    with app.connection_for_read() as connection:
+        queue = connection.SimpleQueue(queue_name)
+        try:
+            for _ in range(count):
+                message = queue.get(timeout=10)
+                taken.append((message.headers["task"], message.decode()[0][0]))
+                message.ack()
+            with pytest.raises(queue.Empty):
+                queue.get(timeout=0.2)  # nothing else: every job was sent to one queue only
+        finally:
+            queue.clear()
+            queue.close()
+    return taken
+
+
+def test_the_operators_lane_sends_the_owners_jobs_to_their_own_queue(settings):
+    """The operators' lane (workers/lanes.py) on: the jobs asked at priority 0 (owner,
+    operators, the system) go to VERIFY_OWNERS_QUEUE, every other to VERIFY_QUEUE, each
+    to one queue only; the first verification worker consumes only the owners' queue,
+    the others both. Off: one queue, as before."""
+    from dbspweb.celery import app
+    from runs import fair_queue
+    from workers import dispatch, lanes
+
+    settings.VERIFY_QUEUE = f"test-lane-{uuid.uuid4().hex[:8]}"
+    settings.VERIFY_OWNERS_QUEUE = f"{settings.VERIFY_QUEUE}.owners"
+    settings.VERIFY_OWNERS_LANE = True
+    assert dispatch.explain(1, priority=fair_queue.ANONYMOUS)
+    assert dispatch.inspect(2, priority=fair_queue.READER)
+    assert dispatch.verify(3, priority=fair_queue.OPERATOR)
+    assert dispatch.explain(4, priority=fair_queue.OPERATOR)
+    assert _taken(app, settings.VERIFY_OWNERS_QUEUE, 2) == [(dispatch.VERIFY_RUN, 3), (dispatch.EXPLAIN_ROW, 4)]
+    assert _taken(app, settings.VERIFY_QUEUE, 2) == [(dispatch.INSPECT_RUN, 2), (dispatch.EXPLAIN_ROW, 1)]
+    shared, owners = settings.VERIFY_QUEUE, settings.VERIFY_OWNERS_QUEUE
+    assert [lanes.worker_queues(i, 3) for i in (1, 2, 3)] == [[owners], [shared, owners], [shared, owners]]
+    assert lanes.worker_queues(1, 1) == [shared, owners]  # one worker alone takes everything
+
+    settings.VERIFY_OWNERS_LANE = False
+    assert [lanes.worker_queues(i, 2) for i in (1, 2)] == [[shared], [shared]]
+    assert {lanes.queue_for(p) for p in (fair_queue.OPERATOR, fair_queue.READER, fair_queue.ANONYMOUS)} == {shared}

@@ -196,3 +196,25 @@ def test_a_tick_over_the_row_limit_fails_the_run_naming_the_node_and_the_count(d
     api.force_authenticate(alice)
     detail = api.get(f"/api/runs/{run.pk}/").json()
     assert (detail["status"], detail["error"]) == ("failed", error)
+
+
+def test_a_tick_over_the_byte_limit_fails_the_run_naming_the_node_and_the_size(django_user_model, reference_engine, quiet,
+                                                                               settings):
+    """DBSPWEB_TICK_MAX_BYTES reaches the worker's runtime: the same product under no
+    row limit, 12^4 rows of four bigints and a weight (40 bytes) past a byte limit of
+    800,000, fails the run naming the node and the size."""
+    from circuits import services
+    from dbsp.datalog import compile_program
+
+    settings.TICK_MAX_ROWS, settings.TICK_MAX_BYTES = 0, 800_000
+    alice = django_user_model.objects.create_user("alice", password="x")
+    document = compile_program(".decl e(a: number)\nbig(a, b, c, d) :- e(a), e(b), e(c), e(d).\n")
+    circuit = services.create_circuit(alice, "product", "", "private", document)
+    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running")
+    log_push(run, "e", *[{"a": i} for i in range(12)])
+    assert ticks.drain(run.pk, leases.acquire(run.pk)) == 0
+    error = failed_with(run)
+    assert error == ("TickTooLarge: node 'r1_big_join_3' (join): its output would have about 829,440 bytes (810.0 KiB): "
+                     "20,736 rows of 40 bytes, over the limit of 800,000 bytes (781.2 KiB) one node may build in a tick "
+                     "(DBSPWEB_TICK_MAX_BYTES)"), error
+    assert not TickOutput.objects.filter(run=run).exists() and Push.objects.get(run=run).applied_tick is None

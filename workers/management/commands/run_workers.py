@@ -10,10 +10,16 @@ minute of starting); the others, and the web server, stay up. A worker whose hea
 stopped (frozen where not even its watchdog thread runs) is killed and restarted too.
 SIGTERM / SIGINT stop every worker (each finishes its tick in progress), then this command.
 
-    python manage.py run_workers [--count N] [--log-dir DIR] [-- extra celery worker args]
+With --verify it runs the verification queue's workers instead (DBSPWEB_VERIFY_WORKERS
+of them, verify-worker-<i>.log): explanations, inspections and verifications, no ticks,
+no Spark warm-up. With the operators' lane on (workers/lanes.py) the first consumes only
+the owners' and operators' queue and the others both queues.
+
+    python manage.py run_workers [--verify] [--count N] [--log-dir DIR] [-- extra celery worker args]
 """
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -25,15 +31,18 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
+from workers import lanes
+
 #: A worker that ran at least this long before it exited is restarted at once.
 STEADY_S = 60.0
 BACKOFF_MAX_S = 30.0
 
 
-def celery_command(loglevel: str = "INFO", extra=()) -> list[str]:
-    """One worker: solo pool (the py4j gateway to the JVM is not fork-safe), the shared queue."""
+def celery_command(loglevel: str = "INFO", extra=(), queues: list[str] | None = None) -> list[str]:
+    """One worker: solo pool (the py4j gateway to the JVM is not fork-safe), the shared
+    queue (or `queues`)."""
     return ["celery", "-A", "dbspweb", "worker", "--pool=solo", f"--loglevel={loglevel}",
-            "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, *extra]
+            "-Q", ",".join(queues or [settings.CELERY_TASK_DEFAULT_QUEUE]), *extra]
 
 
 class Slot:
@@ -49,21 +58,33 @@ class Command(BaseCommand):
     help = "Run DBSPWEB_WORKERS Celery workers (solo pool, one Spark session each) and restart any that exits."
 
     def add_arguments(self, parser):
-        parser.add_argument("--count", type=int, default=settings.WORKERS, help="worker processes (DBSPWEB_WORKERS)")
+        parser.add_argument("--verify", action="store_true",
+                            help="the verification queue's workers (explain, inspect, verify; the operators' lane)")
+        parser.add_argument("--count", type=int, default=None,
+                            help="worker processes (DBSPWEB_WORKERS; with --verify DBSPWEB_VERIFY_WORKERS)")
         parser.add_argument("--log-dir", default="", help="write worker-<i>.log there (default: this command's output)")
-        parser.add_argument("--name", default="w", help="node name prefix: workers are <name><i>@<host>")
+        parser.add_argument("--name", default=None, help="node name prefix: workers are <name><i>@<host> (w; verify)")
         parser.add_argument("--loglevel", default="INFO")
         parser.add_argument("celery_args", nargs="*", help="more `celery worker` arguments (after --)")
 
-    def handle(self, *args, count, log_dir, name, loglevel, celery_args, **options):
+    def handle(self, *args, verify, count, log_dir, name, loglevel, celery_args, **options):
+        if count is None:
+            count = settings.VERIFY_WORKERS if verify else settings.WORKERS
         if count < 1:
             raise SystemExit("run_workers: --count must be at least 1")
+        name = name or ("verify" if verify else "w")
         self.stopping = False
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
         slots = [Slot(i) for i in range(1, count + 1)]
-        command = [sys.executable, "-m", *celery_command(loglevel, celery_args)]
-        self.say(f"event=workers_starting count={count} queue={settings.CELERY_TASK_DEFAULT_QUEUE}")
+        queues = {s.index: lanes.worker_queues(s.index, count) if verify else [settings.CELERY_TASK_DEFAULT_QUEUE]
+                  for s in slots}
+        # the verification workers recompute in batch jobs: no ticks over Spark-held state to warm
+        env = {**os.environ, "DBSPWEB_SPARK_WARM_UP_TICKS": "0"} if verify else None
+        log_name = "verify-worker" if verify else "worker"
+        self.say(f"event=workers_starting count={count} queue={settings.VERIFY_QUEUE if verify else settings.CELERY_TASK_DEFAULT_QUEUE}")
+        for slot in slots:
+            self.say(f"event=worker_queues slot={slot.index} queues={','.join(queues[slot.index])}")
         next_check = time.monotonic() + 5.0
         while not self.stopping:
             now = time.monotonic()
@@ -76,8 +97,9 @@ class Command(BaseCommand):
                              f"ran_s={ran:.1f} restart_in_s={delay:g}")
                     slot.proc, slot.next_start = None, now + delay
                 if slot.proc is None and now >= slot.next_start:
-                    out = open(Path(log_dir) / f"worker-{slot.index}.log", "a") if log_dir else None
-                    slot.proc = subprocess.Popen([*command, "-n", f"{name}{slot.index}@%h"], stdout=out,
+                    out = open(Path(log_dir) / f"{log_name}-{slot.index}.log", "a") if log_dir else None
+                    command = [sys.executable, "-m", *celery_command(loglevel, celery_args, queues[slot.index])]
+                    slot.proc = subprocess.Popen([*command, "-n", f"{name}{slot.index}@%h"], stdout=out, env=env,
                                                  stderr=subprocess.STDOUT if out else None)
                     if out:
                         out.close()
