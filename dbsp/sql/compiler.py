@@ -704,8 +704,6 @@ class Compiler:
         if rel.window is not None:
             self.refuse("IN / EXISTS over a TUMBLE/HOP/SESSION source", p, "filter the table in a subquery and window that")
         if isinstance(inner, exp.In):
-            if negated:
-                self.refuse("NOT IN (SELECT ...)", p, "NOT IN is never true when the subquery has a NULL; write NOT EXISTS")
             if not isinstance(inner.this, exp.Column):
                 self.refuse("IN with an expression on the left", inner.this, "use a column")
             col = self.resolve(inner.this, rel.cols)
@@ -713,6 +711,8 @@ class Compiler:
             self.settle(sub, inner)
             if len(sub.cols) != 1:
                 self.fail(f"IN (SELECT ...) must select one column, it selects {len(sub.cols)}", inner.args["query"])
+            if negated:
+                return self.not_in(rel, col, sub, level, p)
             out = self.b.add(level, f"{self.view}_in", "semijoin", {"left_keys": [col.phys], "right_keys": [sub.cols[0].phys]},
                              {"left": rel.ref, "right": sub.ref}, span, "IN (SELECT ...)")
             return Rel(out, rel.cols, rel.lateness)
@@ -745,6 +745,27 @@ class Compiler:
         out = self.b.add(level, f"{self.view}_{'not_exists' if negated else 'exists'}", kind,
                          {"left_keys": [k[0].phys for k in keys], "right_keys": [k[1].phys for k in keys]},
                          {"left": rel.ref, "right": sub.ref}, span, "NOT EXISTS" if negated else "EXISTS")
+        return Rel(out, rel.cols, rel.lateness)
+
+    def not_in(self, rel: Rel, col: Col, sub: Rel, level, p) -> Rel:
+        """`x NOT IN (SELECT y ...)` as SQL has it: true for every row when the subquery
+        is empty; otherwise true only for a non-NULL x matching no y, and never when a y
+        is NULL. The antijoin on x = y, times the subquery's one-row counts (rows,
+        non-NULL y), kept where `rows = 0 OR (values = rows AND x IS NOT NULL)`."""
+        span = self.span(p)
+        what = "NOT IN (SELECT ...)"
+        y = sub.cols[0].phys
+        anti = self.b.add(level, f"{self.view}_not_in", "antijoin", {"left_keys": [col.phys], "right_keys": [y]},
+                          {"left": rel.ref, "right": sub.ref}, span, what)
+        names = self.b.schema(rel.ref).names
+        rows = fresh_name("not_in_rows", set(names))
+        values = fresh_name("not_in_values", set(names) | {rows})
+        counts = self.b.add(level, f"{self.view}_not_in_counts", "aggregate", {"group_by": [], "aggregates": [
+            {"fn": "count", "as": rows}, {"fn": "count", "expr": quote(y), "as": values}]}, {"in": sub.ref}, span, what)
+        both = self.b.add(level, f"{self.view}_not_in_product", "join", {"left_keys": [], "right_keys": []}, {"left": anti, "right": counts}, span, what)
+        kept = self.b.add(level, f"{self.view}_not_in_kept", "filter", {
+            "predicate": f"{quote(rows)} = 0 OR ({quote(values)} = {quote(rows)} AND {quote(col.phys)} IS NOT NULL)"}, {"in": both}, span, what)
+        out = self.b.add(level, f"{self.view}_not_in_columns", "map", {"columns": [{"name": n, "expr": quote(n)} for n in names]}, {"in": kept}, span, what)
         return Rel(out, rel.cols, rel.lateness)
 
     def top_k(self, rel: Rel, parts: list, level) -> Rel:

@@ -120,6 +120,9 @@ FORMS = {
     "using": ["SELECT * FROM r JOIN t USING (a)", "SELECT * FROM r LEFT JOIN t USING (a)", "SELECT * FROM r RIGHT JOIN t USING (a)",
               "SELECT a, r.a, t.a, c, s FROM r FULL JOIN t USING (a)", "SELECT * FROM t NATURAL JOIN r",
               "SELECT * FROM r NATURAL FULL JOIN t", "SELECT a, COUNT(*) AS n FROM r JOIN t USING (a) GROUP BY a"],
+    "not_in": ["SELECT a, b, s FROM r WHERE a NOT IN (SELECT a FROM t)", "SELECT a, s FROM r WHERE b NOT IN (SELECT c FROM t WHERE c IS NOT NULL)",
+               "SELECT a, s FROM r WHERE b NOT IN (SELECT c FROM t WHERE a > 0) AND s IS NOT NULL",
+               "SELECT s, COUNT(*) AS n FROM r WHERE a NOT IN (SELECT c FROM t) GROUP BY s"],
     "same_name": ["SELECT r.a, t.a, t.c FROM r JOIN t ON r.a = t.a", "SELECT a, a, b AS a FROM r",
                   "SELECT DISTINCT a, a FROM r"],
 }
