@@ -333,14 +333,16 @@ class Compiler:
                 self.refuse(f"{name} in a view", value, why)
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
-        for item in sel.expressions:
-            for bad in item.find_all(exp.Subquery, exp.Exists, exp.Select):
-                self.refuse("a subquery in the SELECT list", bad, "IN (SELECT ...), EXISTS and NOT EXISTS are supported as WHERE conjuncts")
+        scalars = [q for item in sel.expressions for q in outer(item, exp.Subquery, exp.Exists, exp.Select)]
         env = self.with_(sel.args.get("with_"), level, env)
         rel = self.from_(sel, level, env)
         rel = self.where(sel.args.get("where"), rel, level, env)
         grouped = sel.args.get("group") or rel.window is not None or any(
-            list(item.find_all(*AGGREGATES)) for item in sel.expressions) or sel.args.get("having")
+            outer(item, *AGGREGATES) for item in sel.expressions) or sel.args.get("having")
+        if scalars and grouped:
+            self.refuse("a scalar subquery in the SELECT list of a grouped query", scalars[0], "compute it in an enclosing query")
+        for item in sel.expressions if scalars else []:
+            rel = self.scalar_subqueries(item, rel, level, env)
         if grouped:
             rel, post = self.aggregate(sel, rel, level)
         else:
@@ -677,8 +679,7 @@ class Compiler:
         for p in parts:
             (subs if self.is_subquery_predicate(p) else plain).append(p)
         for p in plain:
-            for bad in p.find_all(exp.Subquery, exp.Exists):
-                self.refuse("a subquery inside an expression", bad, "IN (SELECT ...), EXISTS and NOT EXISTS are supported as WHERE conjuncts")
+            rel = self.scalar_subqueries(p, rel, level, env)
         base = rel.window["base"] if rel.window else None
         if plain:
             target = Rel(base.ref, rel.cols[:-2], base.lateness) if base else rel
@@ -686,6 +687,40 @@ class Compiler:
             rel = Rel(filtered.ref, filtered.cols + rel.cols[len(filtered.cols):], rel.lateness, rel.window and dict(rel.window, base=filtered), rel.rownum) if base else filtered
         for p in subs:
             rel = self.subquery_predicate(p, rel, level, env)
+        return rel
+
+    def scalar_subqueries(self, node, rel: Rel, level, env) -> Rel:
+        """Each scalar subquery in `node` (uncorrelated, one row: an aggregate without
+        GROUP BY, or a SELECT without FROM) joined to `rel` as a column by a `join`
+        with no keys, and replaced in `node` by that column. Zero rows cannot happen,
+        so no outer row is lost; its changes update every row, as SQL's value would."""
+        for sq in outer(node, exp.Subquery, exp.Exists, exp.Select):
+            if not isinstance(sq, exp.Subquery) or isinstance(sq.parent, exp.In):
+                self.refuse("a subquery inside an expression", sq, "IN (SELECT ...), EXISTS and NOT EXISTS as WHERE conjuncts; "
+                            "scalar subqueries giving one row, (SELECT MAX(c) FROM t), anywhere")
+            if rel.window is not None:
+                self.refuse("a scalar subquery over a TUMBLE/HOP/SESSION source", sq, "filter the table in a subquery and window that")
+            q = sq.this
+            if not (isinstance(q, exp.Select) and not q.args.get("group") and not q.args.get("having") and not q.args.get("distinct")
+                    and (q.args.get("from_") is None or any(outer(e, *AGGREGATES) for e in q.expressions))):
+                self.refuse("a scalar subquery that may give other than one row", sq,
+                            "here a scalar subquery is an aggregate without GROUP BY or HAVING, (SELECT MAX(c) FROM t), or has no FROM")
+            try:
+                sub = self.query(q, level, env)
+            except SqlError as e:
+                inner = [c for c in q.find_all(exp.Column) if self.try_resolve(c, rel.cols) is not None]
+                if inner and any(p.message.startswith("unknown column") for p in e.problems):
+                    self.refuse("a correlated scalar subquery", inner[0], "only uncorrelated ones: correlate with a join and GROUP BY")
+                raise
+            self.settle(sub, q)
+            if len(sub.cols) != 1:
+                self.fail(f"a scalar subquery selects one column, this one {len(sub.cols)}", sq)
+            value = fresh_name("scalar", set(self.b.schema(rel.ref).names))
+            one = self.project(sub, [(value, quote(sub.cols[0].phys))], level, sq, "scalar")
+            out = self.b.add(level, f"{self.view}_scalar", "join", {"left_keys": [], "right_keys": []},
+                             {"left": rel.ref, "right": one.ref}, self.span(sq), "scalar subquery")
+            rel = Rel(out, rel.cols + [Col(SCALAR, value, value, merged=True)], rel.lateness, rel.window, rel.rownum, rel.splits)
+            sq.replace(exp.Column(this=exp.Identifier(this=value, quoted=True), table=exp.Identifier(this=SCALAR, quoted=True)))
         return rel
 
     def filter(self, rel: Rel, parts: list, level, where) -> Rel:
@@ -943,7 +978,10 @@ class Compiler:
             if isinstance(node, exp.Window):
                 rownum = self.row_number(node, name, rel, item)
                 continue
-            if name is None and isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
+            if name is None and isinstance(node, exp.Column) and node.table == SCALAR:
+                sparks[len(names)] = "scalarsubquery()"  # Spark's name of an unnamed scalar subquery
+                name = engine_name(sparks[len(names)])
+            elif name is None and isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
                 name = ident(node.this)
             elif name is None:  # named as Spark names it (`sum(balance)`), as an engine column `sum_balance`
                 sparks[len(names)] = spark_name(node)
@@ -1130,6 +1168,18 @@ class Compiler:
             if isinstance(parent, SET_OPS + (exp.Exists, exp.In, exp.Where)):
                 self.refuse(f"recursive {name!r} inside {type(parent).__name__.upper()}", parent)
             node = parent
+
+
+#: the qualifier of a scalar subquery's column (no SQL name reaches it)
+SCALAR = " scalar"
+
+
+def outer(node, *types) -> list:
+    """The nodes of `types` in `node` (itself included) outside any subquery in it."""
+    stop = (exp.Subquery, exp.Exists, exp.Select)
+    if isinstance(node, stop):
+        return [node] if isinstance(node, types) else []
+    return [n for n in node.walk(bfs=True, prune=lambda n: isinstance(n, stop)) if isinstance(n, types)]
 
 
 def union_terms(q):
