@@ -565,8 +565,11 @@ class Compiler:
                 keys.append(pair)
             else:
                 rest.append(c)
-        if not keys:
-            self.refuse("a join condition without an equality between the two sides", on, "joins are equi-joins; use CROSS JOIN and WHERE")
+        if not keys and side:
+            self.refuse(f"a {side} JOIN condition without an equality between the two sides", on, "outer joins are equi-joins (inner joins take any condition)")
+        if not keys:  # a theta join (r.t BETWEEN s.lo AND s.hi, r.a < s.a): the product, filtered
+            out = self.b.add(level, f"{self.view}_product", "join", {"left_keys": [], "right_keys": []}, {"left": left.ref, "right": right.ref}, self.span(join), "JOIN (no equality: the product)")
+            return self.filter(Rel(out, left.cols + right.cols, left.lateness | right.lateness, splits=left.splits), rest, level, on)
         if rest and side:
             self.refuse(f"{side} JOIN condition {rest[0].sql()!r}", rest[0], "outer joins take only equalities between the two sides")
         lk, rk = [k[0].phys for k in keys], [k[1].phys for k in keys]
