@@ -171,9 +171,9 @@ SPARK_PATH_OF = {"distinct_aggregates": "spark", "not_in": "spark", "scalar_subq
 
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_forms_equal_duckdb_on_spark(spark, form):
-    """Every form on Spark: its first and last queries as two views over changes with
-    NULLs and deletes, on the form's path (the README views run on all three)."""
-    queries = dict.fromkeys([FORMS[form][0], FORMS[form][-1]])
+    """Every form on Spark: its first query over changes with NULLs and deletes, on
+    the form's path (the README views run on all three)."""
+    queries = [FORMS[form][0]]
     path = SPARK_PATH_OF[form]
     script = TABLES + "".join(f"CREATE VIEW v{i} AS {q};\n" for i, q in enumerate(queries))
     check_against_duckdb(script, TABLES, {f"v{i}": _theirs(q) for i, q in enumerate(queries)}, FIXED_TICKS, spark=spark, path=path)
