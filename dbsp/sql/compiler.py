@@ -883,7 +883,7 @@ class Compiler:
         items = list(sel.expressions) + ([sel.args["having"].this] if sel.args.get("having") else [])
         is_global = not keys
         for item in items:
-            for call in item.find_all(*AGGREGATES, exp.AggFunc):
+            for call in outer(item, *AGGREGATES, exp.AggFunc):  # (a subquery's are its own)
                 if isinstance(call.parent, (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls)):
                     self.refuse(f"{call.parent.sql()!r}", call.parent, "aggregates take no FILTER / WITHIN GROUP / NULLS clause")
                 if type(call) not in AGGREGATES:
