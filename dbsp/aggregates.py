@@ -7,17 +7,21 @@ Over a group's rows x with weights w (the consolidated Z-set restricted to the g
     avg(e)       = sum(e) / count(e) as a double; NULL when count(e) = 0
     min(e), max(e)     over rows with w > 0 and e not NULL; NULL when there are none
     count_distinct(e)  the number of distinct non-NULL e among rows with w > 0
+    sum_distinct(e), avg_distinct(e)   the sum / average (double) of those distinct
+                       values; NULL when there are none (SQL's SUM / AVG(DISTINCT e))
 A group exists while its total weight Σ w is not 0. A global aggregate (no group_by)
 always has one row; its sum over no values is 0 (as the DBSP oracle's `total`).
 count, sum and avg are linear in the input (DBSP computes them from deltas); min, max
-and count_distinct need the integrated input of the touched groups.
+and the distinct ones need the integrated input of the touched groups.
 """
 from __future__ import annotations
 
 from . import numeric
 
-FUNCTIONS = ("count", "sum", "avg", "min", "max", "count_distinct")
-NEEDS_EXPR = {"sum", "avg", "min", "max", "count_distinct"}
+FUNCTIONS = ("count", "sum", "avg", "min", "max", "count_distinct", "sum_distinct", "avg_distinct")
+NEEDS_EXPR = {"sum", "avg", "min", "max", "count_distinct", "sum_distinct", "avg_distinct"}
+#: the functions over numbers
+NUMERIC = {"sum", "avg", "sum_distinct", "avg_distinct"}
 #: computable from any Z-set holding the group's rows, consolidated or not (Σ over rows)
 LINEAR = {"count", "sum", "avg"}
 
@@ -25,7 +29,7 @@ LINEAR = {"count", "sum", "avg"}
 def result_type(fn: str, arg_type: str | None) -> str:
     if fn in ("count", "count_distinct"):
         return "bigint"
-    if fn == "avg":
+    if fn in ("avg", "avg_distinct"):
         return "double"
     return arg_type or "bigint"
 
@@ -52,6 +56,14 @@ def python_aggregate(fn: str, values: list[tuple[object, int]], global_: bool):
         return max(positive) if positive else None
     if fn == "count_distinct":
         return len(set(positive))
+    if fn in ("sum_distinct", "avg_distinct"):
+        distinct = set(positive)
+        if not distinct:
+            return None
+        total = sum(distinct)
+        if isinstance(total, int):  # bigints are summed in 64 bits on every path (numeric rule)
+            numeric.check_number(total, "bigint", None, f"{fn}()")
+        return total if fn == "sum_distinct" else float(total) / len(distinct)
     raise ValueError(fn)
 
 
@@ -77,6 +89,12 @@ def spark_aggregate(fn: str, e, weight, global_: bool, result_type_name: str, wh
         return F.max(F.when(weight > 0, e))
     if fn == "count_distinct":
         return F.count_distinct(F.when(weight > 0, e)).cast("long")
+    if fn in ("sum_distinct", "avg_distinct"):
+        present = F.when(weight > 0, e)
+        total = numeric.spark_checked(F.sum_distinct(present), arg_type or "bigint", where, f"{fn}()")
+        if fn == "sum_distinct":
+            return total.cast(result_type_name)
+        return numeric.spark_checked(total.cast("double") / F.count_distinct(present).cast("double"), "double", where, fn)
     raise ValueError(fn)
 
 

@@ -5,12 +5,12 @@ Incremental form: for every group touched by Δin, retract its old row and inser
 new one: Δout = Σ_k∈keys(Δin) -(k, old_k) + (k, new_k). State: I(Δin) indexed by the
 group key (to recompute touched groups) and I(Δout) (their current rows).
 Params: `group_by`: [column, ...] (may be empty: one global row);
-`aggregates`: [{"fn": count|sum|avg|min|max|count_distinct, "expr": "amount", "as": "name"}]
+`aggregates`: [{"fn": count|sum|avg|min|max|count_distinct|sum_distinct|avg_distinct, "expr": "amount", "as": "name"}]
 (`expr` is optional for count: COUNT(*)).
 """
 from __future__ import annotations
 
-from ..aggregates import FUNCTIONS, LINEAR, NEEDS_EXPR, python_aggregate, result_type, spark_aggregate
+from ..aggregates import FUNCTIONS, LINEAR, NEEDS_EXPR, NUMERIC, python_aggregate, result_type, spark_aggregate
 from ..types import Column, Schema, element_type
 from ..zset import ZSet
 from .base import Grouped, valid_column_name
@@ -49,7 +49,7 @@ class Aggregate(Grouped):
                 expr = self.expression("aggregates", text, schema, problems, label=f"{fn}({name})")
                 if expr is None:
                     continue
-                if fn in ("sum", "avg") and expr.type not in ("bigint", "double"):
+                if fn in NUMERIC and expr.type not in ("bigint", "double"):
                     problems.append(self.problem(f"{fn}({name}) needs a number, got {expr.type}", param="aggregates"))
                     continue
                 if fn in ("min", "max") and element_type(expr.type) is not None:
@@ -92,7 +92,7 @@ class Aggregate(Grouped):
         from ..frames import WEIGHT, consolidate
 
         if any(fn not in LINEAR for fn, *_ in self.aggs):
-            # min/max/count_distinct look at which rows are present (w > 0): only the
+            # min/max and the distinct ones look at which rows are present (w > 0): only the
             # summed weight of a row says so (a trace's parts hold a row's insert and
             # its delete apart)
             df = consolidate(df)

@@ -15,6 +15,7 @@ from sqlglot import exp
 from .. import budget
 from .circuit import CircuitBuilder, Level, Ref
 from .errors import Span, SqlError, SqlProblem, SqlTooBig
+from .naming import engine_name, spark_name
 from .script import WINDOW_FUNCTIONS, Script, parse_script
 
 TYPES = {
@@ -52,6 +53,8 @@ class Col:
     name: str
     phys: str
     window: bool = False  # window_start / window_end of a window TVF
+    spark: str | None = None  # an unnamed expression's name as Spark gives it (`sum(balance)`)
+    merged: bool = False  # a USING / NATURAL join column's side copy: reached only qualified, not in *
 
 
 @dataclass
@@ -86,6 +89,8 @@ class Compiler:
         self.broken: set[str] = set()  # tables and views whose statement failed
         self.declared: dict[str, tuple[list[dict], Span | None]] = {}  # DECLARE RECURSIVE VIEW columns
         self.view: str = "view"
+        self.tables: list[str] = []  # the script's tables, in order
+        self.one: Ref | None = None  # the one row SELECT without FROM reads
 
     # ---- problems -------------------------------------------------------------------
     def span(self, node) -> Span | None:
@@ -196,6 +201,7 @@ class Compiler:
                     self.fail("LATENESS needs an interval: LATENESS INTERVAL '30' SECONDS (or a number for BIGINT)", span=span)
                 lateness[column] = self.duration(value, ctype, span=span)
         self.relations[name] = Rel(ref, [Col(name, c["name"], c["name"]) for c in columns], lateness)
+        self.tables.append(name)
 
     def column_type(self, dt, where) -> str:
         if not isinstance(dt, exp.DataType):
@@ -237,7 +243,8 @@ class Compiler:
             rel = self.query(query, self.b.top, {})
         rel = self.finish(rel, query, self.b.top)
         if name not in self.script.local:
-            self.b.add(self.b.top, name, "output", {}, {"in": rel.ref}, span, f"view {name}", node_id=self.b.reserve(name, span))
+            sql_names = {c.name: c.spark for c in rel.cols if c.spark}  # the names Spark would show
+            self.b.add(self.b.top, name, "output", {"sql_names": sql_names} if sql_names else {}, {"in": rel.ref}, span, f"view {name}", node_id=self.b.reserve(name, span))
         else:
             self.b.ids.add(name)
         self.relations[name] = Rel(rel.ref, [Col(name, c.name, c.phys) for c in rel.cols], rel.lateness)
@@ -254,7 +261,7 @@ class Compiler:
             return rel
         out = self.b.add(level, f"{self.view}_columns", "map", {"columns": [{"name": c.name, "expr": quote(c.phys)} for c in rel.cols]},
                          {"in": rel.ref}, self.span(query), "the view's columns")
-        return Rel(out, [Col(None, c.name, c.name) for c in rel.cols], {c.name: rel.lateness[c.phys] for c in rel.cols if c.phys in rel.lateness})
+        return Rel(out, [Col(None, c.name, c.name, spark=c.spark) for c in rel.cols], {c.name: rel.lateness[c.phys] for c in rel.cols if c.phys in rel.lateness})
 
     def settle(self, rel: Rel, where):
         if rel.window is not None:
@@ -326,14 +333,16 @@ class Compiler:
                 self.refuse(f"{name} in a view", value, why)
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
-        for item in sel.expressions:
-            for bad in item.find_all(exp.Subquery, exp.Exists, exp.Select):
-                self.refuse("a subquery in the SELECT list", bad, "IN (SELECT ...), EXISTS and NOT EXISTS are supported as WHERE conjuncts")
+        scalars = [q for item in sel.expressions for q in outer(item, exp.Subquery, exp.Exists, exp.Select)]
         env = self.with_(sel.args.get("with_"), level, env)
         rel = self.from_(sel, level, env)
         rel = self.where(sel.args.get("where"), rel, level, env)
         grouped = sel.args.get("group") or rel.window is not None or any(
-            list(item.find_all(*AGGREGATES)) for item in sel.expressions) or sel.args.get("having")
+            outer(item, *AGGREGATES) for item in sel.expressions) or sel.args.get("having")
+        if scalars and grouped:
+            self.refuse("a scalar subquery in the SELECT list of a grouped query", scalars[0], "compute it in an enclosing query")
+        for item in sel.expressions if scalars else []:
+            rel = self.scalar_subqueries(item, rel, level, env)
         if grouped:
             rel, post = self.aggregate(sel, rel, level)
         else:
@@ -372,11 +381,24 @@ class Compiler:
     def from_(self, sel: exp.Select, level, env) -> Rel:
         src = sel.args.get("from_")
         if src is None:
-            self.refuse("SELECT without FROM", sel)
+            return self.one_row(sel, level)
         rel = self.source(src.this, level, env)
         for join in sel.args.get("joins") or []:
             rel = self.join(rel, join, level, env)
         return rel
+
+    def one_row(self, sel, level) -> Rel:
+        """SELECT without FROM reads one row with no columns: the global count of a
+        table filtered to nothing (a global aggregate always has one row, here one that
+        never changes). Made once per script."""
+        if self.one is None:
+            table = next(iter(self.tables), None)
+            if table is None:
+                self.fail("SELECT without FROM needs a table in the script (its one row is made from a table's empty filter)", sel)
+            nothing = self.b.add(self.b.top, "one_row_source", "filter", {"predicate": "FALSE"}, {"in": self.relations[table].ref}, self.span(sel), "SELECT without FROM")
+            self.one = self.b.add(self.b.top, "one_row", "aggregate", {"group_by": [], "aggregates": [{"fn": "count", "as": "one_row"}]},
+                                  {"in": nothing}, self.span(sel), "SELECT without FROM")
+        return Rel(self.one, [])
 
     def source(self, node, level, env) -> Rel:
         named = node.args.get("alias")
@@ -459,11 +481,64 @@ class Compiler:
         self.fail("expected INTERVAL 'n' MILLISECOND|SECOND|MINUTE|HOUR|DAY", span=where)
 
     def join(self, left: Rel, join: exp.Join, level, env) -> Rel:
+        shared: list[tuple[Col, Col]] = []
+        rel = self.join_on(left, join, level, env, shared)
+        side = (join.args.get("side") or "").upper()
+        if not shared:
+            return rel
+        # one column per shared name where the left's was (as DuckDB): the left's value
+        # (inner, LEFT), the right's (RIGHT), COALESCE of both (FULL); the sides' copies
+        # stay reachable qualified
+        cols = [replace(c, merged=True) if any(c is r for _, r in shared) else c for c in rel.cols]
+        if side in ("RIGHT", "FULL"):
+            cols = [replace(c, merged=True) if any(c is l for l, _ in shared) else c for c in cols]
+            extra = []
+            taken = set(self.b.schema(rel.ref).names)
+            for l, r in shared:
+                if side == "RIGHT":
+                    merged = Col(None, l.name, r.phys)
+                else:
+                    phys = fresh_name(l.name, taken)
+                    taken.add(phys)
+                    extra.append((phys, f"COALESCE({quote(l.phys)}, {quote(r.phys)})"))
+                    merged = Col(None, l.name, phys)
+                at = next(i for i, c in enumerate(cols) if c.phys == l.phys and c.merged)
+                cols.insert(at, merged)
+            if extra:
+                schema = self.b.schema(rel.ref)
+                ref = self.b.add(level, f"{self.view}_using", "map", {"columns": [{"name": n, "expr": quote(n)} for n in schema.names] + [{"name": n, "expr": e} for n, e in extra]},
+                                 {"in": rel.ref}, self.span(join), "FULL JOIN ... USING")
+                return Rel(ref, cols, rel.lateness, splits=rel.splits)
+        return Rel(rel.ref, cols, rel.lateness, splits=rel.splits)
+
+    def shared_columns(self, left: Rel, right: Rel, join: exp.Join, natural: bool) -> list[tuple[Col, Col]]:
+        """The (left, right) column pairs of USING (names) or of NATURAL (every name both
+        sides have)."""
+        if natural:
+            rnames = {c.name for c in right.cols if not c.merged and not c.window}
+            names = [c.name for c in left.cols if not c.merged and not c.window and c.name in rnames]
+            names = list(dict.fromkeys(names))
+        else:
+            names = [ident(i) for i in join.args["using"]]
+        pairs = []
+        for n in names:
+            column = exp.Column(this=exp.Identifier(this=n, quoted=True))
+            for side, cols in (("left", left.cols), ("right", right.cols)):
+                if self.try_resolve(column, cols) is None:
+                    found = [c for c in cols if c.name == n and not c.merged]
+                    self.fail(f"USING column {n!r} is {'ambiguous' if found else 'not'} on the {side} side" if not natural
+                              else f"NATURAL JOIN: column {n!r} is ambiguous on the {side} side", join)
+            pairs.append((self.resolve(column, left.cols), self.resolve(column, right.cols)))
+        return pairs
+
+    def join_on(self, left: Rel, join: exp.Join, level, env, shared_out: list) -> Rel:
+        """The join; USING / NATURAL put their column pairs in `shared_out`."""
         self.settle(left, join)
         side = (join.args.get("side") or "").upper()
         kind = (join.args.get("kind") or "").upper()
-        if join.args.get("using") or join.args.get("method"):
-            self.refuse("JOIN ... USING / NATURAL JOIN", join, "write ON a.k = b.k")
+        natural = (join.args.get("method") or "").upper() == "NATURAL"
+        if join.args.get("method") and not natural:
+            self.refuse(f"{join.args['method']} JOIN", join)
         if kind not in ("", "INNER", "CROSS", "OUTER") or side not in ("", "LEFT", "RIGHT", "FULL"):
             self.refuse(f"{side} {kind} JOIN".strip(), join)
         if isinstance(join.this, exp.Unnest):
@@ -472,20 +547,29 @@ class Compiler:
         self.settle(right, join.this)
         right = self.apart(left, right, level, join)
         on = join.args.get("on")
-        if kind == "CROSS" or on is None:
+        shared = None  # USING / NATURAL: the (left, right) columns of each name joined on
+        if join.args.get("using") or natural:
+            shared = self.shared_columns(left, right, join, natural)
+            shared_out += shared
+            if not shared:
+                kind = "CROSS"  # NATURAL JOIN without a common name (PostgreSQL, Spark: the product)
+        if kind == "CROSS" or (on is None and not shared):
             if side:
                 self.refuse(f"{side} JOIN without ON", join)
             out = self.b.add(level, f"{self.view}_product", "join", {"left_keys": [], "right_keys": []}, {"left": left.ref, "right": right.ref}, self.span(join), "CROSS JOIN")
             return Rel(out, left.cols + right.cols, left.lateness | right.lateness, splits=left.splits)
-        keys, rest = [], []
-        for c in conjuncts(on):
+        keys, rest = (list(shared), []) if shared else ([], [])
+        for c in conjuncts(on) if not shared else []:
             pair = self.key_pair(c, left.cols, right.cols)
             if pair:
                 keys.append(pair)
             else:
                 rest.append(c)
-        if not keys:
-            self.refuse("a join condition without an equality between the two sides", on, "joins are equi-joins; use CROSS JOIN and WHERE")
+        if not keys and side:
+            self.refuse(f"a {side} JOIN condition without an equality between the two sides", on, "outer joins are equi-joins (inner joins take any condition)")
+        if not keys:  # a theta join (r.t BETWEEN s.lo AND s.hi, r.a < s.a): the product, filtered
+            out = self.b.add(level, f"{self.view}_product", "join", {"left_keys": [], "right_keys": []}, {"left": left.ref, "right": right.ref}, self.span(join), "JOIN (no equality: the product)")
+            return self.filter(Rel(out, left.cols + right.cols, left.lateness | right.lateness, splits=left.splits), rest, level, on)
         if rest and side:
             self.refuse(f"{side} JOIN condition {rest[0].sql()!r}", rest[0], "outer joins take only equalities between the two sides")
         lk, rk = [k[0].phys for k in keys], [k[1].phys for k in keys]
@@ -598,8 +682,7 @@ class Compiler:
         for p in parts:
             (subs if self.is_subquery_predicate(p) else plain).append(p)
         for p in plain:
-            for bad in p.find_all(exp.Subquery, exp.Exists):
-                self.refuse("a subquery inside an expression", bad, "IN (SELECT ...), EXISTS and NOT EXISTS are supported as WHERE conjuncts")
+            rel = self.scalar_subqueries(p, rel, level, env)
         base = rel.window["base"] if rel.window else None
         if plain:
             target = Rel(base.ref, rel.cols[:-2], base.lateness) if base else rel
@@ -607,6 +690,40 @@ class Compiler:
             rel = Rel(filtered.ref, filtered.cols + rel.cols[len(filtered.cols):], rel.lateness, rel.window and dict(rel.window, base=filtered), rel.rownum) if base else filtered
         for p in subs:
             rel = self.subquery_predicate(p, rel, level, env)
+        return rel
+
+    def scalar_subqueries(self, node, rel: Rel, level, env) -> Rel:
+        """Each scalar subquery in `node` (uncorrelated, one row: an aggregate without
+        GROUP BY, or a SELECT without FROM) joined to `rel` as a column by a `join`
+        with no keys, and replaced in `node` by that column. Zero rows cannot happen,
+        so no outer row is lost; its changes update every row, as SQL's value would."""
+        for sq in outer(node, exp.Subquery, exp.Exists, exp.Select):
+            if not isinstance(sq, exp.Subquery) or isinstance(sq.parent, exp.In):
+                self.refuse("a subquery inside an expression", sq, "IN (SELECT ...), EXISTS and NOT EXISTS as WHERE conjuncts; "
+                            "scalar subqueries giving one row, (SELECT MAX(c) FROM t), anywhere")
+            if rel.window is not None:
+                self.refuse("a scalar subquery over a TUMBLE/HOP/SESSION source", sq, "filter the table in a subquery and window that")
+            q = sq.this
+            if not (isinstance(q, exp.Select) and not q.args.get("group") and not q.args.get("having") and not q.args.get("distinct")
+                    and (q.args.get("from_") is None or any(outer(e, *AGGREGATES) for e in q.expressions))):
+                self.refuse("a scalar subquery that may give other than one row", sq,
+                            "here a scalar subquery is an aggregate without GROUP BY or HAVING, (SELECT MAX(c) FROM t), or has no FROM")
+            try:
+                sub = self.query(q, level, env)
+            except SqlError as e:
+                inner = [c for c in q.find_all(exp.Column) if self.try_resolve(c, rel.cols) is not None]
+                if inner and any(p.message.startswith("unknown column") for p in e.problems):
+                    self.refuse("a correlated scalar subquery", inner[0], "only uncorrelated ones: correlate with a join and GROUP BY")
+                raise
+            self.settle(sub, q)
+            if len(sub.cols) != 1:
+                self.fail(f"a scalar subquery selects one column, this one {len(sub.cols)}", sq)
+            value = fresh_name("scalar", set(self.b.schema(rel.ref).names))
+            one = self.project(sub, [(value, quote(sub.cols[0].phys))], level, sq, "scalar")
+            out = self.b.add(level, f"{self.view}_scalar", "join", {"left_keys": [], "right_keys": []},
+                             {"left": rel.ref, "right": one.ref}, self.span(sq), "scalar subquery")
+            rel = Rel(out, rel.cols + [Col(SCALAR, value, value, merged=True)], rel.lateness, rel.window, rel.rownum, rel.splits)
+            sq.replace(exp.Column(this=exp.Identifier(this=value, quoted=True), table=exp.Identifier(this=SCALAR, quoted=True)))
         return rel
 
     def filter(self, rel: Rel, parts: list, level, where) -> Rel:
@@ -625,8 +742,6 @@ class Compiler:
         if rel.window is not None:
             self.refuse("IN / EXISTS over a TUMBLE/HOP/SESSION source", p, "filter the table in a subquery and window that")
         if isinstance(inner, exp.In):
-            if negated:
-                self.refuse("NOT IN (SELECT ...)", p, "NOT IN is never true when the subquery has a NULL; write NOT EXISTS")
             if not isinstance(inner.this, exp.Column):
                 self.refuse("IN with an expression on the left", inner.this, "use a column")
             col = self.resolve(inner.this, rel.cols)
@@ -634,6 +749,8 @@ class Compiler:
             self.settle(sub, inner)
             if len(sub.cols) != 1:
                 self.fail(f"IN (SELECT ...) must select one column, it selects {len(sub.cols)}", inner.args["query"])
+            if negated:
+                return self.not_in(rel, col, sub, level, p)
             out = self.b.add(level, f"{self.view}_in", "semijoin", {"left_keys": [col.phys], "right_keys": [sub.cols[0].phys]},
                              {"left": rel.ref, "right": sub.ref}, span, "IN (SELECT ...)")
             return Rel(out, rel.cols, rel.lateness)
@@ -668,6 +785,27 @@ class Compiler:
                          {"left": rel.ref, "right": sub.ref}, span, "NOT EXISTS" if negated else "EXISTS")
         return Rel(out, rel.cols, rel.lateness)
 
+    def not_in(self, rel: Rel, col: Col, sub: Rel, level, p) -> Rel:
+        """`x NOT IN (SELECT y ...)` as SQL has it: true for every row when the subquery
+        is empty; otherwise true only for a non-NULL x matching no y, and never when a y
+        is NULL. The antijoin on x = y, times the subquery's one-row counts (rows,
+        non-NULL y), kept where `rows = 0 OR (values = rows AND x IS NOT NULL)`."""
+        span = self.span(p)
+        what = "NOT IN (SELECT ...)"
+        y = sub.cols[0].phys
+        anti = self.b.add(level, f"{self.view}_not_in", "antijoin", {"left_keys": [col.phys], "right_keys": [y]},
+                          {"left": rel.ref, "right": sub.ref}, span, what)
+        names = self.b.schema(rel.ref).names
+        rows = fresh_name("not_in_rows", set(names))
+        values = fresh_name("not_in_values", set(names) | {rows})
+        counts = self.b.add(level, f"{self.view}_not_in_counts", "aggregate", {"group_by": [], "aggregates": [
+            {"fn": "count", "as": rows}, {"fn": "count", "expr": quote(y), "as": values}]}, {"in": sub.ref}, span, what)
+        both = self.b.add(level, f"{self.view}_not_in_product", "join", {"left_keys": [], "right_keys": []}, {"left": anti, "right": counts}, span, what)
+        kept = self.b.add(level, f"{self.view}_not_in_kept", "filter", {
+            "predicate": f"{quote(rows)} = 0 OR ({quote(values)} = {quote(rows)} AND {quote(col.phys)} IS NOT NULL)"}, {"in": both}, span, what)
+        out = self.b.add(level, f"{self.view}_not_in_columns", "map", {"columns": [{"name": n, "expr": quote(n)} for n in names]}, {"in": kept}, span, what)
+        return Rel(out, rel.cols, rel.lateness)
+
     def top_k(self, rel: Rel, parts: list, level) -> Rel:
         rn = rel.rownum
         found = None
@@ -700,11 +838,14 @@ class Compiler:
         computed: dict[str, str] = {}  # GROUP BY expression (SQL text) -> its engine column
         extra: list[tuple[str, str]] = []
         for g in group.expressions if group else []:
+            g = self.group_item(g, sel, rel)
             if isinstance(g, exp.Column):
-                keys.append(self.resolve(g, rel.cols))
+                key = self.resolve(g, rel.cols)
+                if all(k.phys != key.phys for k in keys):  # a column listed twice groups once
+                    keys.append(key)
                 continue
             if isinstance(g, exp.Literal) or rel.window is not None:
-                self.refuse(f"GROUP BY {g.sql()!r}", g, "group by columns or expressions over them (not by position, nor expressions over a window source)")
+                self.refuse(f"GROUP BY {g.sql()!r}", g, "group by columns or expressions over them (not by a constant, nor expressions over a window source)")
             if g.find(exp.AggFunc):
                 self.refuse(f"an aggregate in GROUP BY {g.sql()!r}", g)
             if g.sql() not in computed:
@@ -742,7 +883,7 @@ class Compiler:
         items = list(sel.expressions) + ([sel.args["having"].this] if sel.args.get("having") else [])
         is_global = not keys
         for item in items:
-            for call in item.find_all(*AGGREGATES, exp.AggFunc):
+            for call in outer(item, *AGGREGATES, exp.AggFunc):  # (a subquery's are its own)
                 if isinstance(call.parent, (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls)):
                     self.refuse(f"{call.parent.sql()!r}", call.parent, "aggregates take no FILTER / WITHIN GROUP / NULLS clause")
                 if type(call) not in AGGREGATES:
@@ -754,9 +895,10 @@ class Compiler:
                     self.refuse("an aggregate inside an aggregate", call)
                 fn, arg = AGGREGATES[type(call)], call.this
                 if isinstance(arg, exp.Distinct):
-                    if fn != "count" or len(arg.expressions) != 1:
-                        self.refuse(f"{fn.upper()}(DISTINCT ...)", call, "COUNT(DISTINCT x) only")
-                    fn, arg = "count_distinct", arg.expressions[0]
+                    if len(arg.expressions) != 1:
+                        self.refuse(f"{fn.upper()}(DISTINCT of {len(arg.expressions)} expressions)", call, "one expression: COUNT(DISTINCT x)")
+                    # MIN / MAX over the distinct values are MIN / MAX
+                    fn, arg = (fn if fn in ("min", "max") else f"{fn}_distinct"), arg.expressions[0]
                 name = alias_of.get(text)
                 if name is None or name in taken:
                     name = fresh_name(f"{fn}_{len(calls)}", taken)
@@ -795,17 +937,40 @@ class Compiler:
             rel = Rel(out, cols)
         return rel, post
 
+    def group_item(self, g, sel: exp.Select, rel: Rel):
+        """A GROUP BY item as an expression: `GROUP BY 2` is the SELECT list's second
+        item, and a name that is no column but a SELECT alias is that item (as DuckDB
+        and Spark read them)."""
+        items = sel.expressions
+        if isinstance(g, exp.Literal) and not g.is_string and g.this.isdigit():
+            n = int(g.this)
+            if not 1 <= n <= len(items):
+                self.fail(f"GROUP BY {n}: the SELECT list has {len(items)} items", g)
+            item = items[n - 1]
+            node = item.this if isinstance(item, exp.Alias) else item
+            if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
+                self.refuse(f"GROUP BY {n} naming *", g)
+            if node.find(exp.AggFunc, exp.Window):
+                self.fail(f"GROUP BY {n} names the aggregate {node.sql()!r}", g)
+            return node
+        if isinstance(g, exp.Column) and not g.args.get("table") and isinstance(g.this, exp.Identifier) and self.try_resolve(g, rel.cols) is None:
+            for item in items:
+                if isinstance(item, exp.Alias) and ident(item.args["alias"]) == ident(g.this) and not item.this.find(exp.AggFunc, exp.Window):
+                    return item.this
+        return g
+
     # ---- SELECT list ----------------------------------------------------------------
     def select_list(self, sel: exp.Select, rel: Rel, level, post) -> Rel:
         out_cols: list[tuple[str, str]] = []  # (name, engine expression)
         names: list[str] = []
+        sparks: dict[int, str] = {}  # position -> Spark's name of an unnamed expression
         rownum = None
         for i, item in enumerate(sel.expressions):
             if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
                 if post is not None:
                     self.refuse("SELECT * with GROUP BY", item)
                 qual = ident(item.args["table"]) if isinstance(item, exp.Column) and item.args.get("table") else None
-                chosen = [c for c in rel.cols if (qual is None or c.qual == qual) and not c.window]
+                chosen = [c for c in rel.cols if (c.qual == qual if qual is not None else not c.merged) and not c.window]
                 if qual and not chosen:
                     self.fail(f"unknown table {qual!r} in {item.sql()}", item)
                 for c in chosen:
@@ -816,12 +981,18 @@ class Compiler:
             if isinstance(node, exp.Window):
                 rownum = self.row_number(node, name, rel, item)
                 continue
-            if name is None:
-                name = ident(node.this) if isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier) else None
-            if name is None:
-                self.fail(f"name the expression {node.sql()!r} with AS", node)
+            if name is None and isinstance(node, exp.Column) and node.table == SCALAR:
+                sparks[len(names)] = "scalarsubquery()"  # Spark's name of an unnamed scalar subquery
+                name = engine_name(sparks[len(names)])
+            elif name is None and isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
+                name = ident(node.this)
+            elif name is None:  # named as Spark names it (`sum(balance)`), as an engine column `sum_balance`
+                sparks[len(names)] = spark_name(node)
+                name = engine_name(sparks[len(names)])
             out_cols.append((name, self.expression(node, rel.cols, post)))
             names.append(name)
+        names = apart_names(names)  # a name given twice: the later ones as DuckDB names them (a, a_1)
+        out_cols = [(n, e) for n, (_, e) in zip(names, out_cols[:len(names)])] + out_cols[len(names):]
         if rownum is not None:
             if post is not None or sel.args.get("distinct"):
                 self.refuse("ROW_NUMBER() with GROUP BY or DISTINCT", rownum["node"])
@@ -836,7 +1007,7 @@ class Compiler:
             phys = {}
             for key in rownum["partition_cols"] + rownum["order_cols"]:
                 phys[key.phys] = next(n for n, e in out_cols if e == quote(key.phys))
-        # unique engine names for the map (SQL may repeat a name; finish() refuses that in a view)
+        # unique engine names for the map
         engine_names, used = [], set()
         for n in [n for n, _ in out_cols]:
             e = fresh_name(n, used)
@@ -845,7 +1016,7 @@ class Compiler:
         columns = list(zip(engine_names, [e for _, e in out_cols]))
         projected = self.project(rel, columns, level, sel, "select")
         visible = len(names)
-        cols = [Col(None, n, e) for n, e in zip(names, engine_names[:visible])]
+        cols = [Col(None, n, e, spark=sparks.get(i)) for i, (n, e) in enumerate(zip(names, engine_names[:visible]))]
         lateness = projected.lateness
         result = Rel(projected.ref, cols + [Col(None, e, e) for e in engine_names[visible:]], lateness)
         if rownum is not None:
@@ -892,7 +1063,7 @@ class Compiler:
         qual = ident(col.args["table"]) if col.args.get("table") else None
         if col.args.get("db"):
             self.refuse(f"column reference {col.sql()!r}", col)
-        found = [c for c in cols if c.name == name and (qual is None or c.qual == qual)]
+        found = [c for c in cols if c.name == name and (c.qual == qual if qual is not None else not c.merged)]
         if not found:
             label = f"{qual}.{name}" if qual else name
             known = ", ".join(sorted({f"{c.qual}.{c.name}" if c.qual else c.name for c in cols}))
@@ -1002,6 +1173,18 @@ class Compiler:
             node = parent
 
 
+#: the qualifier of a scalar subquery's column (no SQL name reaches it)
+SCALAR = " scalar"
+
+
+def outer(node, *types) -> list:
+    """The nodes of `types` in `node` (itself included) outside any subquery in it."""
+    stop = (exp.Subquery, exp.Exists, exp.Select)
+    if isinstance(node, stop):
+        return [node] if isinstance(node, types) else []
+    return [n for n in node.walk(bfs=True, prune=lambda n: isinstance(n, stop)) if isinstance(n, types)]
+
+
 def union_terms(q):
     if isinstance(q, exp.Subquery):
         return union_terms(q.this)
@@ -1073,6 +1256,21 @@ def unquote(text: str) -> str | None:
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and '"' not in text[1:-1].replace('""', ''):
         return text[1:-1].replace('""', '"')
     return None
+
+
+def apart_names(names: list[str]) -> list[str]:
+    """Output names made distinct as DuckDB makes a view's: the second `a` is `a_1`,
+    the third `a_2` (skipping a name already in the list)."""
+    out, seen = [], set(names)
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            k = 1
+            while f"{n}_{k}" in seen:
+                k += 1
+            n = f"{n}_{k}"
+            seen.add(n)
+        out.append(n)
+    return out
 
 
 def fresh_name(base: str, taken) -> str:

@@ -159,8 +159,8 @@ class _Exporter:
     def aggregate(self, a: dict, global_: bool) -> str:
         fn, e = a["fn"], a.get("expr")
         arg = expression(e) if e not in (None, "") else "*"
-        if fn == "count_distinct":
-            text = f"COUNT(DISTINCT {arg})"
+        if fn in ("count_distinct", "sum_distinct", "avg_distinct"):
+            text = f"{fn.split('_')[0].upper()}(DISTINCT {arg})"
         elif fn == "sum" and global_:  # the engine's global sum of no values is 0
             text = f"COALESCE(SUM({arg}), 0)"
         else:

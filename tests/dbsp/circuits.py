@@ -76,7 +76,7 @@ def draw_window(draw, b, src, cols, nums):
     out_cols += [{"name": "window_start", "type": "bigint"}, {"name": "window_end", "type": "bigint"}]
     for i, fn in enumerate(draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max"]), min_size=1, max_size=2, unique=True))):
         aggs.append({"fn": fn, "expr": draw(st.sampled_from(nums)), "as": f"a{b.n + 1}_{i}"})
-        out_cols.append({"name": f"a{b.n + 1}_{i}", "type": "double" if fn == "avg" else "bigint"})
+        out_cols.append({"name": f"a{b.n + 1}_{i}", "type": "double" if fn in ("avg", "avg_distinct") else "bigint"})
     params["aggregates"] = aggs
     b.node(kind, params, {"in": src}, out_cols)
 
@@ -145,10 +145,10 @@ def circuits(draw, max_ops=4, window_first=False):
                                          + [[x] for x in lists(cols)[:1]] + out_of_order(cols)))
             by_name = {c["name"]: c for c in cols}
             aggs, out_cols = [], [by_name[g] for g in group]
-            for i, fn in enumerate(draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max", "count_distinct"]), min_size=1, max_size=3, unique=True))):
+            for i, fn in enumerate(draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max", "count_distinct", "sum_distinct", "avg_distinct"]), min_size=1, max_size=3, unique=True))):
                 arg = draw(st.sampled_from(nums))
                 aggs.append({"fn": fn, "expr": arg if fn != "count" or draw(st.booleans()) else None, "as": f"a{b.n + 1}_{i}"})
-                out_cols.append({"name": f"a{b.n + 1}_{i}", "type": "double" if fn == "avg" else "bigint"})
+                out_cols.append({"name": f"a{b.n + 1}_{i}", "type": "double" if fn in ("avg", "avg_distinct") else "bigint"})
             b.node("aggregate", {"group_by": group, "aggregates": aggs}, {"in": src}, out_cols)
         elif kind == "window" and nums and not WINDOW_COLUMNS & {c["name"] for c in cols}:
             draw_window(draw, b, src, cols, nums)

@@ -277,7 +277,8 @@ class Oracle:
         for a in p["aggregates"]:
             fn, e = a["fn"], sql_expr(a["expr"]) if a.get("expr") not in (None, "") else None
             text = {"count": f"COUNT({e or '*'})", "sum": f"SUM({e})", "avg": f"AVG({e})", "min": f"MIN({e})",
-                    "max": f"MAX({e})", "count_distinct": f"COUNT(DISTINCT {e})"}[fn]
+                    "max": f"MAX({e})", "count_distinct": f"COUNT(DISTINCT {e})",
+                    "sum_distinct": f"SUM(DISTINCT {e})", "avg_distinct": f"AVG(DISTINCT {e})"}[fn]
             if fn == "sum" and not group:
                 text = f"COALESCE({text}, 0)"
             parts.append(f"{text} AS {q(a['as'])}")

@@ -53,6 +53,11 @@ export function summary(node: DocNode): string {
       return `k = ${String(p.k ?? '')}`;
     case 'fixedpoint':
       return `max ${String(p.max_iterations ?? '')} iterations`;
+    case 'output': {
+      // a view compiled from SQL: its unnamed expressions' names as Spark gives them
+      const names = p.sql_names && typeof p.sql_names === 'object' ? Object.entries(p.sql_names as Record<string, string>) : [];
+      return names.map(([column, sql]) => `${sql} as ${column}`).join(', ');
+    }
     case 'tumbling_window':
     case 'sliding_window':
     case 'session_window': {
