@@ -79,6 +79,9 @@ class DuckDBOracle:
     def answer(self, select: str) -> Counter:
         return bag(self.db.execute(select).fetchall())
 
+    def columns(self, select: str) -> list[str]:
+        return [d[0].lower() for d in self.db.execute(f"SELECT * FROM ({select}) LIMIT 0").description]
+
 
 def _difference(engine: Counter, oracle: Counter, limit: int = 3) -> str:
     extra = list((engine - oracle).items())[:limit]
@@ -108,6 +111,9 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
     runtime = make_runtime(plan, backend, spark, paths)
     tables = list(plan.inputs)
     oracle = DuckDBOracle(tables) if check else None
+    if oracle is not None and len(oracle.columns(ORACLE[name])) != len(plan.views[view].names):
+        raise Mismatch(f"{name}: the view's columns are {plan.views[view].names}, "
+                       f"the query's in DuckDB {oracle.columns(ORACLE[name])}")
     integrated, samples, events, checked = Counter(), [], 0, 0
     base_rss = rss_kib()
     reset_peak_rss()
