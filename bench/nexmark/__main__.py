@@ -118,18 +118,21 @@ def main():
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"\nload average before {load_before[0]:.1f}, after: {uptime}")
     print(f"events: {args.events:,} in ticks of {args.batch:,}; generator {round(args.events / generated):,} events/s")
-    print("\n| query | compiles | engine events/s | tick ms p50 / p99 | peak RSS growth MiB | DuckDB every tick |"
-          " SSS events/s (mode) | engine / SSS | Feldera / Flink per core (published) |")
+    print("\n| query | compiles | engine events/s | tick ms p50 / p99 | peak RSS growth MiB | DuckDB at every tick |"
+          " SSS events/s | engine / SSS | Feldera / Flink per core (published) |")
     print("|---|---|---|---|---|---|---|---|---|")
+    notes = {"ours": [], "engine": [], "sss": []}
     for q in args.queries:
         feldera, flink = PUBLISHED_16_CORES.get(q, (None, None))
         published = f"{per_core(feldera)} / {per_core(flink)}"
         if refusals[q] is not None:
-            print(f"| {q} | no: `{refusals[q][:160]}` | - | - | - | - | - | - | {published} |")
+            notes["ours"].append(f"- {q}: `{refusals[q]}`")
+            print(f"| {q} | no | - | - | - | - | - | - | {published} |")
             continue
         r, s = results.get(q, {}), sss.get(q, {})
         if "error" in r:
-            eng, lat, mem, check = f"failed: {r['error'][:160]}", "-", "-", "-"
+            notes["engine"].append(f"- {q}: {r['error']}")
+            eng, lat, mem, check = "failed", "-", "-", "-"
         else:
             eng = f"{r['events_per_s']:,}"
             lat = f"{r['tick_ms_p50']} / {r['tick_ms_p99']}"
@@ -142,10 +145,14 @@ def main():
             ss = f"{s['events_per_s']:,} ({s['mode']}{ok})"
             ratio = f"{r['events_per_s'] / s['events_per_s']:.1f}x" if r.get("events_per_s") else "-"
         else:
-            ss = "refused: " + "; ".join(f"{m}: `{e[:120]}`" for m, e in s["refused"].items())
-            ratio = "-"
+            notes["sss"].append(f"- {q}: " + "; ".join(f"{m} mode: `{e[:200]}`" for m, e in s["refused"].items()))
+            ss, ratio = "refused", "-"
         print(f"| {q} | yes | {eng} | {lat} | {mem} | {check} | {ss} | {ratio} | {published} |")
-
+    for title, key in (("Refused by our compiler (line:column in the query's file)", "ours"),
+                       ("Compiled but failed or wrong in the engine", "engine"),
+                       ("Refused by Structured Streaming (first line of its error, per output mode)", "sss")):
+        if notes[key]:
+            print(f"\n{title}:\n" + "\n".join(notes[key]))
 
 if __name__ == "__main__":
     main()
