@@ -12,8 +12,11 @@ published per-core figures.
 3. The same query on Structured Streaming (bench/nexmark/streaming.py): events/s, its
    result checked against DuckDB, or its refusal per output mode.
 
+   Then, unchecked, the input paced at `--paced` (0.5) of that events/s: tick latency
+   p50/p99 from each batch's arrival to the end of its tick.
+
 Run: SPARK_DRIVER_MEMORY=4g .venv/bin/python -m bench.nexmark --events 20000 --batch 5000
-     [--queries q0 q1 ...] [--no-sss] [--no-check] [--seed 1]
+     [--queries q0 q1 ...] [--no-sss] [--no-check] [--paced 0.5] [--seed 1]
 Prints one JSON object per query and a markdown table at the end.
 """
 from __future__ import annotations
@@ -70,6 +73,9 @@ def main():
     parser.add_argument("--queries", nargs="+", default=QUERIES)
     parser.add_argument("--no-sss", action="store_true", help="skip Spark Structured Streaming")
     parser.add_argument("--no-check", action="store_true", help="skip the DuckDB check at every tick")
+    parser.add_argument("--paced", type=float, default=0.5,
+                        help="then run each query again, unchecked, with the input paced at this fraction of its "
+                             "measured events/s, for tick latency at a fixed rate (0: skip)")
     args = parser.parse_args()
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # Spark's refusals: recorded below
 
@@ -98,6 +104,12 @@ def main():
         except Exception as error:  # the engine's failure (TickFailed, ...): recorded, the bench goes on
             results[q] = {"query": q, "error": f"{type(error).__name__}: {error}"[:400]}
         print(json.dumps(results[q]), flush=True)
+        if args.paced and results[q].get("events_per_s"):
+            gc.collect()
+            rate = args.paced * results[q]["events_per_s"]
+            paced = engine.run_query(q, batches, spark=spark, check=False, rate=rate)
+            results[q]["paced"] = {"rate": round(rate), "tick_ms_p50": paced["tick_ms_p50"], "tick_ms_p99": paced["tick_ms_p99"]}
+            print(json.dumps({"paced": paced}), flush=True)
 
     sss = {}
     if not args.no_sss:
@@ -118,24 +130,26 @@ def main():
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"\nload average before {load_before[0]:.1f}, after: {uptime}")
     print(f"events: {args.events:,} in ticks of {args.batch:,}; generator {round(args.events / generated):,} events/s")
-    print("\n| query | compiles | engine events/s | tick ms p50 / p99 | peak RSS growth MiB | DuckDB at every tick |"
-          " SSS events/s | engine / SSS | Feldera / Flink per core (published) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| query | compiles | engine events/s | tick ms p50 / p99 | at the paced rate: events/s, tick ms p50 / p99 |"
+          " peak RSS growth MiB | DuckDB at every tick | SSS events/s | engine / SSS | Feldera / Flink per core (published) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     notes = {"ours": [], "engine": [], "sss": []}
     for q in args.queries:
         feldera, flink = PUBLISHED_16_CORES.get(q, (None, None))
         published = f"{per_core(feldera)} / {per_core(flink)}"
         if refusals[q] is not None:
             notes["ours"].append(f"- {q}: `{refusals[q]}`")
-            print(f"| {q} | no | - | - | - | - | - | - | {published} |")
+            print(f"| {q} | no | - | - | - | - | - | - | - | {published} |")
             continue
         r, s = results.get(q, {}), sss.get(q, {})
         if "error" in r:
             notes["engine"].append(f"- {q}: {r['error']}")
-            eng, lat, mem, check = "failed", "-", "-", "-"
+            eng, lat, paced, mem, check = "failed", "-", "-", "-", "-"
         else:
             eng = f"{r['events_per_s']:,}"
             lat = f"{r['tick_ms_p50']} / {r['tick_ms_p99']}"
+            p = r.get("paced")
+            paced = f"{p['rate']:,}: {p['tick_ms_p50']} / {p['tick_ms_p99']}" if p else "-"
             mem = f"{r['peak_rss_growth_mib']}"
             check = f"equal ({r['ticks_checked']} ticks)" if r["ticks_checked"] else "not checked"
         if not s:
@@ -147,7 +161,7 @@ def main():
         else:
             notes["sss"].append(f"- {q}: " + "; ".join(f"{m} mode: `{e[:200]}`" for m, e in s["refused"].items()))
             ss, ratio = "refused", "-"
-        print(f"| {q} | yes | {eng} | {lat} | {mem} | {check} | {ss} | {ratio} | {published} |")
+        print(f"| {q} | yes | {eng} | {lat} | {paced} | {mem} | {check} | {ss} | {ratio} | {published} |")
     for title, key in (("Refused by our compiler (line:column in the query's file)", "ours"),
                        ("Compiled but failed or wrong in the engine", "engine"),
                        ("Refused by Structured Streaming (first line of its error, per output mode)", "sss")):

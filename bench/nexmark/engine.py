@@ -101,9 +101,14 @@ def make_runtime(plan, backend: str, spark=None, paths: dict | None = None):
 
 
 def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spark", spark=None,
-              check: bool = True, paths: dict | None = None) -> dict:
+              check: bool = True, paths: dict | None = None, rate: float | None = None) -> dict:
     """Run query `name` over `batches` (one tick each). Returns events, seconds, events/s,
-    tick latency p50/p99 (ms), peak RSS growth (MiB), output rows and ticks checked."""
+    tick latency p50/p99 (ms), peak RSS growth (MiB), output rows and ticks checked.
+
+    `rate` (events/s), when given, paces the input: batch k arrives k * (events before
+    it) / rate seconds after the first, and its latency is from its arrival to the end
+    of its tick (waiting behind a slow tick counts); events/s is then the paced rate's
+    outcome, not the peak. None: batches back to back, latency = the tick's time."""
     from dbsp.arrow_change import to_zset
 
     plan = compile_query(name)
@@ -114,20 +119,28 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
     if oracle is not None and len(oracle.columns(ORACLE[name])) != len(plan.views[view].names):
         raise Mismatch(f"{name}: the view's columns are {plan.views[view].names}, "
                        f"the query's in DuckDB {oracle.columns(ORACLE[name])}")
-    integrated, samples, events, checked = Counter(), [], 0, 0
+    integrated, samples, latencies, events, checked = Counter(), [], [], 0, 0
     base_rss = rss_kib()
     reset_peak_rss()
+    began = time.perf_counter()
     for tick, batch in enumerate(batches):
+        arrival = began + events / rate if rate else None
         events += sum(t.num_rows for t in batch.values())
         changes = {}
         for table in tables:
             if batch[table].num_rows:
                 change = weighted(batch[table])
                 changes[table] = to_zset(change, plan.inputs[table]) if backend == "reference" else change
+        if arrival is not None:
+            pause = arrival - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
         t0 = time.perf_counter()
         result = runtime.step(changes)
         delta = result.outputs[view]
-        samples.append(time.perf_counter() - t0)
+        done = time.perf_counter()
+        samples.append(done - t0)
+        latencies.append(done - (arrival if arrival is not None else t0))
         for row, w in delta:
             integrated[tuple(normal(v) for v in row)] += w
         integrated = +integrated
@@ -139,10 +152,10 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
                 raise Mismatch(f"{name} tick {tick}: {_difference(integrated, expected)}")
             checked += 1
     seconds = sum(samples)
-    ms = sorted(s * 1000 for s in samples)
+    ms = sorted(s * 1000 for s in latencies)
     return {"query": name, "backend": backend, "events": events, "ticks": len(batches), "seconds": round(seconds, 3),
             "events_per_s": round(events / seconds) if seconds else None,
             "tick_ms_p50": round(statistics.median(ms), 1),
             "tick_ms_p99": round(ms[min(len(ms) - 1, math.ceil(0.99 * len(ms)) - 1)], 1),
             "peak_rss_growth_mib": round((rss_kib("VmHWM") - base_rss) / 1024, 1),
-            "output_rows": sum(integrated.values()), "ticks_checked": checked}
+            "output_rows": sum(integrated.values()), "ticks_checked": checked, "rate": rate}
