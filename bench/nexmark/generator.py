@@ -92,6 +92,13 @@ class Config:
     avg_auction_byte_size: int = 500
     avg_bid_byte_size: int = 100
 
+    def __post_init__(self):
+        for name in ("event_interval_ms", "hot_auction_ratio", "hot_bidders_ratio", "hot_sellers_ratio",
+                     "num_active_people", "num_in_flight_auctions"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"Config.{name} must be a whole number >= 1, got {value!r}")
+
 
 # ---- ids, as Nexmark numbers them (vectorised over event numbers) ----
 
@@ -262,6 +269,8 @@ class NexmarkGenerator:
         one smaller), as {"person", "auction", "bid"} tables. `rate` (events/s of wall
         time), when given, paces the batches: batch k is yielded no sooner than
         k * batch_size / rate seconds after the first; None: as fast as possible."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
         end, began, cached = start + events, time.perf_counter(), {}
         for k, lo in enumerate(range(start, end, batch_size)):
             hi = min(lo + batch_size, end)

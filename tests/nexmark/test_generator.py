@@ -88,3 +88,9 @@ def test_rate_paces_the_batches():
     t0 = time.perf_counter()
     batches = list(gen.batches(2_000, batch_size=500, rate=10_000))  # 4 batches, the last at 0.15 s
     assert len(batches) == 4 and time.perf_counter() - t0 >= 0.15
+
+
+@pytest.mark.parametrize("field, value", [("event_interval_ms", 0), ("hot_auction_ratio", -1), ("num_active_people", 1.5)])
+def test_a_bad_setting_is_named(field, value):
+    with pytest.raises(ValueError, match=f"Config.{field} must be a whole number >= 1"):
+        Config(**{field: value})
