@@ -5,8 +5,8 @@ published per-core figures.
 1. Which queries compile (bench/nexmark/queries/qN.sql over tables.sql), the exact
    refusal of the others (line:column in the query's file).
 2. For each compiling query: the generated events in ticks of `--batch` events through
-   the engine (the Spark backend with its default paths: Arrow on the driver for
-   these tick sizes), every tick's integrated output compared with DuckDB over the
+   the engine (the Spark backend with its default paths; at 5,000-event ticks every
+   node reports the driver's row path, past 10k rows some go to Spark), every tick's integrated output compared with DuckDB over the
    events so far; events/s (all events of the stream over the time in `step`), tick
    latency p50/p99, peak RSS growth.
 3. The same query on Structured Streaming (bench/nexmark/streaming.py): events/s, its
