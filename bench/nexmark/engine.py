@@ -1,0 +1,161 @@
+"""A Nexmark query run incrementally through the engine, tick by tick, each tick's
+integrated output compared with DuckDB running the query over every event so far.
+
+One tick is one batch of generated events: the batch's rows of each table the query
+reads, as Arrow changes (weight 1). The engine's view deltas are integrated; after the
+tick DuckDB (its own tables, appended the same batch) answers the query's oracle text
+(queries.ORACLE) and the two bags must be equal, else `Mismatch` names the tick and
+rows. Timing covers `step` only (not the generator, not the check).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from bench.nexmark.generator import SCHEMAS
+from bench.nexmark.queries import ORACLE, compile_query
+
+WEIGHT = "__w"
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def normal(value):
+    if isinstance(value, float):
+        return round(value, 6) if math.isfinite(value) else value
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None)
+    return value
+
+
+def bag(rows) -> Counter:
+    return Counter(tuple(normal(v) for v in row) for row in rows)
+
+
+def weighted(table: pa.Table) -> pa.Table:
+    return table.append_column(WEIGHT, pa.array([1] * table.num_rows, pa.int64()))
+
+
+def rss_kib(field: str = "VmRSS") -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def reset_peak_rss() -> None:
+    """Linux: writing 5 to clear_refs resets VmHWM (the peak RSS) to the current RSS."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+class DuckDBOracle:
+    """The events so far as DuckDB tables, appended batch by batch."""
+
+    def __init__(self, tables: list[str]):
+        self.db = duckdb.connect()
+        for name in tables:
+            self.db.register("incoming", SCHEMAS[name].empty_table())
+            self.db.execute(f"CREATE TABLE {name} AS SELECT * FROM incoming")
+            self.db.unregister("incoming")
+
+    def append(self, name: str, table: pa.Table) -> None:
+        if table.num_rows:
+            self.db.register("incoming", table)
+            self.db.execute(f"INSERT INTO {name} SELECT * FROM incoming")
+            self.db.unregister("incoming")
+
+    def answer(self, select: str) -> Counter:
+        return bag(self.db.execute(select).fetchall())
+
+    def columns(self, select: str) -> list[str]:
+        return [d[0].lower() for d in self.db.execute(f"SELECT * FROM ({select}) LIMIT 0").description]
+
+
+def _difference(engine: Counter, oracle: Counter, limit: int = 3) -> str:
+    extra = list((engine - oracle).items())[:limit]
+    missing = list((oracle - engine).items())[:limit]
+    return f"engine has {sum((engine - oracle).values())} rows more, e.g. {extra}; " \
+           f"DuckDB has {sum((oracle - engine).values())} rows more, e.g. {missing}"
+
+
+def make_runtime(plan, backend: str, spark=None, paths: dict | None = None):
+    if backend == "reference":
+        from dbsp.reference import ReferenceRuntime
+
+        return ReferenceRuntime(plan)
+    from dbsp.spark import SparkRuntime
+
+    return SparkRuntime(plan, spark, **(paths or {}))
+
+
+def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spark", spark=None,
+              check: bool = True, paths: dict | None = None, rate: float | None = None) -> dict:
+    """Run query `name` over `batches` (one tick each). Returns events, seconds, events/s,
+    tick latency p50/p99 (ms), peak RSS growth (MiB), output rows and ticks checked.
+
+    `rate` (events/s), when given, paces the input: batch k arrives k * (events before
+    it) / rate seconds after the first, and its latency is from its arrival to the end
+    of its tick (waiting behind a slow tick counts); events/s is then the paced rate's
+    outcome, not the peak. None: batches back to back, latency = the tick's time."""
+    from dbsp.arrow_change import to_zset
+
+    plan = compile_query(name)
+    (view,) = plan.views
+    runtime = make_runtime(plan, backend, spark, paths)
+    tables = list(plan.inputs)
+    oracle = DuckDBOracle(tables) if check else None
+    if oracle is not None and len(oracle.columns(ORACLE[name])) != len(plan.views[view].names):
+        raise Mismatch(f"{name}: the view's columns are {plan.views[view].names}, "
+                       f"the query's in DuckDB {oracle.columns(ORACLE[name])}")
+    integrated, samples, latencies, events, checked = Counter(), [], [], 0, 0
+    base_rss = rss_kib()
+    reset_peak_rss()
+    began = time.perf_counter()
+    for tick, batch in enumerate(batches):
+        arrival = began + events / rate if rate else None
+        events += sum(t.num_rows for t in batch.values())
+        changes = {}
+        for table in tables:
+            if batch[table].num_rows:
+                change = weighted(batch[table])
+                changes[table] = to_zset(change, plan.inputs[table]) if backend == "reference" else change
+        if arrival is not None:
+            pause = arrival - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
+        t0 = time.perf_counter()
+        result = runtime.step(changes)
+        delta = result.outputs[view]
+        done = time.perf_counter()
+        samples.append(done - t0)
+        latencies.append(done - (arrival if arrival is not None else t0))
+        for row, w in delta:
+            integrated[tuple(normal(v) for v in row)] += w
+        integrated = +integrated
+        if oracle is not None:
+            for table in tables:
+                oracle.append(table, batch[table])
+            expected = oracle.answer(ORACLE[name])
+            if integrated != expected:
+                raise Mismatch(f"{name} tick {tick}: {_difference(integrated, expected)}")
+            checked += 1
+    seconds = sum(samples)
+    ms = sorted(s * 1000 for s in latencies)
+    return {"query": name, "backend": backend, "events": events, "ticks": len(batches), "seconds": round(seconds, 3),
+            "events_per_s": round(events / seconds) if seconds else None,
+            "tick_ms_p50": round(statistics.median(ms), 1),
+            "tick_ms_p99": round(ms[min(len(ms) - 1, math.ceil(0.99 * len(ms)) - 1)], 1),
+            "peak_rss_growth_mib": round((rss_kib("VmHWM") - base_rss) / 1024, 1),
+            "output_rows": sum(integrated.values()), "ticks_checked": checked, "rate": rate}
