@@ -3,6 +3,17 @@ record's position and the column; nothing of the batch is stored) or a transient
 (a broker away, the run's lag full: tried again with backoff)."""
 from __future__ import annotations
 
+import re
+
+#: what the input log's and the CSV reader's messages put in front: a line, a row (of
+#: the batch, not the user's: the record's position says where) and a column (named once)
+_PREFIX = re.compile(r"^(?:line \d+: )?(?:row \d+(?:, column '[^']*')?(?::|,) )?")
+
+
+def bare(message: str) -> str:
+    """A problem's message without its line, row and column prefix."""
+    return _PREFIX.sub("", message, count=1)
+
 
 class RecordError(Exception):
     """A record that does not parse or does not fit the input's schema."""

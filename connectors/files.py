@@ -10,7 +10,7 @@ from pathlib import Path
 
 from runs.csv_records import CSVInvalid, records_from_csv
 
-from .errors import ConfigError, RecordError, Transient
+from .errors import ConfigError, RecordError, Transient, bare
 
 FILE_FORMATS = ("csv", "insert_delete", "debezium", "json")
 
@@ -101,11 +101,11 @@ def csv_items(name: str, raw: bytes, schema) -> list:
         parsed = records_from_csv(text, schema)
     except CSVInvalid as e:
         first = e.problems[0] if e.problems else {}
-        raise RecordError("", f"{name}:{first.get('line', 1)}", e.detail if not first else first["message"],
+        raise RecordError("", f"{name}:{first.get('line', 1)}", bare(first["message"]) if first else e.detail,
                           first.get("field")) from None
     if parsed.problems:
         first = parsed.problems[0]
-        raise RecordError("", f"{name}:{first.get('line')}", first["message"], first.get("field"))
+        raise RecordError("", f"{name}:{first.get('line')}", bare(first["message"]), first.get("field"))
     return [(f"{name}:{row + 2}", [record]) for row, record in enumerate(parsed.records)]
 
 

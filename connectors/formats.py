@@ -18,6 +18,8 @@ import json
 from dbsp.types import Schema
 from runs.csv_records import records_from_csv
 
+from .errors import bare
+
 FORMATS = ("insert_delete", "debezium", "json", "csv")
 
 
@@ -113,12 +115,7 @@ def _csv(line: str, schema: Schema, columns: list[str] | None) -> list[dict]:
         raise FormatError(f"expected one CSV line, got {len(parsed.records)} records (a newline inside?)")
     if parsed.problems:
         first = parsed.problems[0]
-        message = first["message"].split(": ", 1)[1] if first["message"].startswith("line ") else first["message"]
-        field = first.get("field")
-        for prefix in (f"row 0, column {field!r}: ", "row 0: ", "row 0, "):  # one line: its position says where
-            if message.startswith(prefix):
-                message = message[len(prefix):]
-                break
+        message, field = bare(first["message"]), first.get("field")
         raise FormatError(message, field)
     return parsed.records
 

@@ -27,7 +27,7 @@ from runs.lag import lag_of
 from runs.models import Run, TickOutput
 
 from . import formats
-from .errors import ConfigError, RecordError, Transient
+from .errors import ConfigError, RecordError, Transient, bare
 from .files import FileSink, FileSource
 from .kafka import KafkaSink, KafkaSource
 from .models import Connector, Kind, State
@@ -185,13 +185,8 @@ def _named(connector: Connector, error: ServiceError, owner: list[str]) -> Recor
     problem = next((p for p in error.errors if isinstance(p.get("row"), int)), None)
     if problem is None or not 0 <= problem["row"] < len(owner):
         return RecordError(connector.label(), owner[0] if owner else "?", error.detail)
-    message = problem["message"]
-    prefix = f"row {problem['row']}, "
-    if message.startswith(prefix):  # the row number is the batch's, not the user's: the position says where
-        message = message[len(prefix):]
-    column = f"column {problem.get('field')!r}: "
-    if message.startswith(column):  # the error names the column itself
-        message = message[len(column):]
+    # the row number is the batch's, not the user's (the position says where); the column is named once
+    message = bare(problem["message"])
     return RecordError(connector.label(), owner[problem["row"]], message, problem.get("field"))
 
 
