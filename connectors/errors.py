@@ -7,7 +7,7 @@ import re
 
 #: what the input log's and the CSV reader's messages put in front: a line, a row (of
 #: the batch, not the user's: the record's position says where) and a column (named once)
-_PREFIX = re.compile(r"^(?:line \d+: )?(?:row \d+(?:, column '[^']*')?(?::|,) )?")
+_PREFIX = re.compile(r"^(?:line \d+: )?(?:(?:row|record) \d+(?:, column '[^']*')?(?::|,) )?")
 
 
 def bare(message: str) -> str:
