@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("dbsp", "circuits", "runs", "workers", "dbspweb")
+PACKAGES = ("dbsp", "circuits", "runs", "connectors", "workers", "dbspweb")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
