@@ -78,6 +78,12 @@ class Pump:
                 self.close(connector.pk)
                 Connector.objects.filter(pk=connector.pk).update(
                     state=State.RETRYING, last_error=f"{connector.label()}: {e}", error_at=timezone.now())
+            except BaseException:
+                # Anything else (the lease lost, the database away, a shutdown): what the client
+                # read past its stored position was not committed, so it must be read again:
+                # close it; the next step reopens it at the stored position.
+                self.close(connector.pk)
+                raise
         return moved
 
     def _client(self, run: Run, connector: Connector, epoch: int, fence):

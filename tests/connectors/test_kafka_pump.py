@@ -102,3 +102,31 @@ def test_kafka_sink_writes_each_tick_once_in_a_transaction(kafka, held_run, clie
     TickOutput.objects.create(run=held_run, tick=4, deltas={"big_orders": [{"data": order(5, 500), "weight": 1}]})
     pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 4, "tick 4 written")
     assert sorted(kafka.read_committed(topic)) == expected()
+
+
+
+def test_a_push_that_fails_to_commit_is_read_again(kafka, held_run, client_for):
+    """The consumer read past the stored position and the push did not commit (here its
+    fence raises, as when the database goes away): the same pump must not skip those records."""
+    topic = f"again-{uuid.uuid4().hex[:8]}"
+    kafka.produce(topic, [{"insert": order(i)} for i in range(10)], partition=0)
+    source = declare(client_for, held_run, name="orders-in", kind="kafka_source", node="orders",
+                     config={"bootstrap_servers": kafka.bootstrap, "topic": topic})
+    fences, holder_fence = [], held_run.fence
+
+    def fence():  # the 1st fence stores the start position; the 2nd, the first push's, fails
+        fences.append(1)
+        if len(fences) == 2:
+            raise RuntimeError("the database went away")
+        holder_fence()
+
+    pump = Pump()
+    with pytest.raises(RuntimeError):
+        while len(fences) < 2:
+            pump.pump_run(held_run, held_run.epoch, fence)
+    assert not Push.objects.filter(run=held_run).exists()
+    kafka.produce(topic, [{"insert": order(i)} for i in range(10, 12)], partition=0)
+    held_run.fence = fence
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"offsets": {"0": 12}},
+               "the end of the topic")
+    assert [r["id"] for r, _ in pushed_rows(held_run)] == list(range(12))
