@@ -44,8 +44,6 @@ class Live:
 
     epoch: int
     client: object
-    retry_at: float = 0.0
-    backoff: float = 0.0
 
 
 @dataclass
