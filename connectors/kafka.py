@@ -30,7 +30,9 @@ class KafkaSource:
             raise ConfigError(f"start must be one of {', '.join(START)}; got {start!r}")
         self.consumer = Consumer({
             **client_config(config, secrets), "group.id": config.get("group_id") or group_id,
-            "enable.auto.commit": False, "enable.auto.offset.store": False, "auto.offset.reset": "earliest",
+            # never jump silently: an offset the topic no longer holds (retention deleted records
+            # before they were read) is an error the connector reports, not a skip
+            "enable.auto.commit": False, "enable.auto.offset.store": False, "auto.offset.reset": "error",
             "isolation.level": "read_committed",
         })
         try:
@@ -69,6 +71,9 @@ class KafkaSource:
             if m.error():
                 if m.error().code() == KafkaError._PARTITION_EOF:
                     continue
+                if m.error().code() == KafkaError._AUTO_OFFSET_RESET:
+                    raise ConfigError(f"records were lost before they were read (retention?): {m.error().str()}; "
+                                      f"declare the connector again to start over")
                 raise Transient(f"Kafka: {m.error().str()}")
             out.append((f"{m.topic()}[{m.partition()}]@{m.offset()}", m.value()))
             after[str(m.partition())] = m.offset() + 1

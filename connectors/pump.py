@@ -119,7 +119,8 @@ class Pump:
                 raise RecordError(connector.label(), position, str(e), e.field) from None
 
         if isinstance(client, KafkaSource):
-            messages, after = client.poll(max(1, limit // 2))
+            # a Debezium update is two records: read half as many messages then
+            messages, after = client.poll(max(1, limit // 2) if fmt == "debezium" else limit)
             items = [(position, decode(position, value)) for position, value in messages]
         else:
             items, after = client.poll(limit, decode, schema)
