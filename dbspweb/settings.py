@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "channels",
     "circuits",
     "runs",
+    "connectors",
     "workers",
 ]
 
@@ -257,6 +258,8 @@ MAX_PENDING_PUSHES = env_int("DBSPWEB_MAX_PENDING_PUSHES", 1000)
 LEASE_TTL = env_float("DBSPWEB_LEASE_TTL", 15.0)
 HEARTBEAT_EVERY = env_float("DBSPWEB_HEARTBEAT_EVERY", 3.0)
 SWEEP_EVERY = env_float("DBSPWEB_SWEEP_EVERY", 5.0)
+# How often a worker's connector pump looks for records when the last pass moved none (workers/pumps.py).
+PUMP_EVERY = env_float("DBSPWEB_PUMP_EVERY", 0.2)
 # Pushes left unapplied this long under a live holder are re-driven (a wake-up lost
 # with the broker, e.g. a Redis restart).
 SWEEP_STALE = env_float("DBSPWEB_SWEEP_STALE", 10.0)

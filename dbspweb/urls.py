@@ -14,6 +14,7 @@ urlpatterns = [
     # One /api/, three layers: runs and workers first, then circuits, whose last pattern
     # answers every unmatched /api/ path.
     path("api/", include("workers.urls")),
+    path("api/", include("connectors.api.urls")),
     path("api/", include("runs.api.urls")),
     path("api/", include("circuits.api.urls")),
     path("", app_index, name="app"),

@@ -289,3 +289,11 @@ def caught_up(run_id: int, read_logs, what: str, queue: str | None = None) -> No
     while marker not in read_logs():
         assert time.monotonic() < deadline, f"the worker on {queue} never took the run's queued messages ({what})"
         time.sleep(0.2)
+
+
+@pytest.fixture(scope="session")
+def kafka():
+    """A Kafka cluster (librdkafka's mock, the real wire protocol): tests/kafka_cluster.py."""
+    from tests.kafka_cluster import MockKafka
+
+    return MockKafka()

@@ -12,7 +12,7 @@ import pytest
 pytestmark = pytest.mark.one_backend  # its subject does not depend on the database: run once, on SQLite
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("dbsp", "circuits", "runs", "workers", "dbspweb")
+PACKAGES = ("dbsp", "circuits", "runs", "connectors", "workers", "dbspweb")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ from runs import input_tables
 from runs.broadcast import publish_status
 from runs.models import Run, RunStatus
 
-from . import dispatch, engines, heartbeat, identity, leases, sweeper, ticks
+from . import dispatch, engines, heartbeat, identity, leases, pumps, sweeper, ticks
 from . import explain, verify  # noqa: F401 - register workers.verify_run, workers.explain_row (the verification queue's)
 from . import inspection  # noqa: F401 - registers workers.inspect_run (also on the verification queue)
 
@@ -41,6 +41,7 @@ def warm_spark(**kwargs):
     seconds; a run's first ticks would otherwise pay it, 2x the later ones)."""
     engines.spark_session()
     heartbeat.start()
+    pumps.start()  # the connectors of the runs this worker holds (workers/pumps.py)
     log.info("Spark session ready")
     if settings.SPARK_WARM_UP_TICKS > 0:
         threading.Thread(target=engines.warm_up, args=(settings.SPARK_WARM_UP_TICKS,), name="spark-warm-up",
@@ -50,6 +51,7 @@ def warm_spark(**kwargs):
 @worker_shutdown.connect
 def give_up_runs(**kwargs):
     try:
+        pumps.stop()
         heartbeat.stop()
         engines.release_all()
     except Exception:  # noqa: BLE001 - shutting down anyway; the leases will expire

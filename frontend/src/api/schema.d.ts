@@ -379,6 +379,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/connectors/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["runs_connectors_list"];
+        put?: never;
+        post: operations["runs_connectors_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/connectors/{name}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["runs_connectors_retrieve"];
+        put?: never;
+        post?: never;
+        delete: operations["runs_connectors_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/connectors/{name}/restart/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["runs_connectors_restart_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/deltas/": {
         parameters: {
             query?: never;
@@ -821,6 +869,35 @@ export interface components {
          * @enum {string}
          */
         CompletionStatusEnum: "pending" | "complete" | "failed";
+        Connector: {
+            config?: unknown;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly error_at: string | null;
+            kind: components["schemas"]["KindEnum"];
+            readonly last_error: string;
+            readonly last_tick: number;
+            name: string;
+            node: string;
+            readonly position: unknown;
+            readonly records_in: number;
+            readonly records_out: number;
+            /** @description the names of the stored secrets */
+            readonly secret_keys: string[];
+            /** @description running, paused (the run is), retrying or failed */
+            readonly state: string;
+        };
+        ConnectorRequest: {
+            config?: unknown;
+            kind: components["schemas"]["KindEnum"];
+            name: string;
+            node: string;
+            /** @description client options that are secrets (e.g. sasl.password): stored, never returned */
+            secrets?: {
+                [key: string]: string;
+            };
+        };
         CredentialsRequest: {
             password: string;
             username: string;
@@ -895,6 +972,14 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "unavailable";
+        /**
+         * @description * `kafka_source` - Kafka Source
+         *     * `file_source` - File Source
+         *     * `kafka_sink` - Kafka Sink
+         *     * `file_sink` - File Sink
+         * @enum {string}
+         */
+        KindEnum: "kafka_source" | "file_source" | "kafka_sink" | "file_sink";
         LoggedIn: {
             username: string;
         };
@@ -3234,6 +3319,365 @@ export interface operations {
             };
             /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runs_connectors_list: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"][];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runs_connectors_create: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectorRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ConnectorRequest"];
+                "multipart/form-data": components["schemas"]["ConnectorRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run's state does not allow this (e.g. it is stopped). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runs_connectors_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runs_connectors_destroy: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runs_connectors_restart_create: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run's state does not allow this (e.g. it is stopped). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,143 @@
+"""Files: a source that applies the files of a folder (or one file) once each, in name
+order, and a sink that writes each tick's delta as one JSON Lines file named by the tick,
+atomically (a temporary file renamed into place: a crash never leaves half a file, and
+writing a tick again replaces its file with the same content)."""
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+
+from runs.csv_records import CSVInvalid, records_from_csv
+
+from .errors import ConfigError, RecordError, Transient, bare
+
+FILE_FORMATS = ("csv", "insert_delete", "debezium", "json")
+
+
+class FileSource:
+    """Position: `{"after": name}` (every file up to that name is applied) and, while a
+    file larger than one push is in progress, `{"file": name, "record": n}` (its first n
+    records are applied). Files whose names sort before `after` are never read again:
+    drop new files in with names that sort later (a timestamp first)."""
+
+    def __init__(self, config: dict, position: dict):
+        if not config.get("path"):
+            raise ConfigError("path is required")
+        self.path = Path(config["path"])
+        self.format = config.get("format", "csv")
+        if self.format not in FILE_FORMATS:
+            raise ConfigError(f"format must be one of {', '.join(FILE_FORMATS)}; got {self.format!r}")
+        self.pattern = config.get("pattern", "*")
+        self.at = dict(position or {})
+        self._cache: tuple[str, list] | None = None
+
+    def position(self) -> dict:
+        return dict(self.at)
+
+    def pending(self) -> list[Path]:
+        if self.path.is_file():
+            files = [self.path]
+        elif self.path.is_dir():
+            files = sorted(p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")
+                           and not p.name.endswith(".tmp") and fnmatch.fnmatch(p.name, self.pattern))
+        else:
+            raise Transient(f"{self.path} is not there (yet)")
+        after = self.at.get("after")
+        return [p for p in files if after is None or p.name > after]
+
+    def poll(self, max_records: int, decode, schema):
+        """([(position, records)], the position after them): up to max_records records
+        of the first file not yet applied. `decode(position, payload)` reads one line of
+        a JSON format; a CSV file is read with its header (runs/csv_records.py)."""
+        files = self.pending()
+        if not files:
+            return [], self.position()
+        path = files[0]
+        done = self.at.get("record", 0) if self.at.get("file") == path.name else 0
+        if self._cache is None or self._cache[0] != (path.name, path.stat().st_mtime_ns):
+            self._cache = ((path.name, path.stat().st_mtime_ns), self._read(path, decode, schema))
+        items = self._cache[1]
+        taken, count = [], 0
+        for position, records in items[done:]:
+            if taken and count + len(records) > max_records:
+                break
+            taken.append((position, records))
+            count += len(records)
+        end = done + len(taken)
+        after = {"after": path.name} if end >= len(items) else {**{k: v for k, v in self.at.items() if k == "after"},
+                                                                 "file": path.name, "record": end}
+        return taken, after
+
+    def _read(self, path: Path, decode, schema) -> list:
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise Transient(f"cannot read {path}: {e}") from None
+        if self.format == "csv":
+            return csv_items(path.name, raw, schema)
+        items = []
+        for number, line in enumerate(raw.splitlines(), start=1):
+            if line.strip():
+                position = f"{path.name}:{number}"
+                items.append((position, decode(position, line)))
+        return items
+
+    def advanced(self, position: dict) -> None:
+        self.at = dict(position)
+
+    def close(self) -> None:
+        pass
+
+
+def csv_items(name: str, raw: bytes, schema) -> list:
+    """A CSV file's records, one item per data line (its header names the columns, as an
+    upload's does); its first problem is a RecordError naming the file and the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RecordError("", f"{name}", f"not UTF-8 text: byte {e.start}") from None
+    try:
+        parsed = records_from_csv(text, schema)
+    except CSVInvalid as e:
+        first = e.problems[0] if e.problems else {}
+        raise RecordError("", f"{name}:{first.get('line', 1)}", bare(first["message"]) if first else e.detail,
+                          first.get("field")) from None
+    if parsed.problems:
+        first = parsed.problems[0]
+        raise RecordError("", f"{name}:{first.get('line')}", bare(first["message"]), first.get("field"))
+    return [(f"{name}:{row + 2}", [record]) for row, record in enumerate(parsed.records)]
+
+
+class FileSink:
+    """Writes `<path>/<view>-<tick, 12 digits>.jsonl`, one insert/delete record a line."""
+
+    def __init__(self, config: dict, view: str):
+        if not config.get("path"):
+            raise ConfigError("path is required")
+        self.path, self.view = Path(config["path"]), view
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise Transient(f"cannot make {self.path}: {e}") from None
+        self.committed_tick = -1
+
+    def file_of(self, tick: int) -> Path:
+        return self.path / f"{self.view}-{tick:012d}.jsonl"
+
+    def write(self, tick: int, values: list[bytes]) -> None:
+        final = self.file_of(tick)
+        temp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+        try:
+            with open(temp, "wb") as out:
+                for value in values:
+                    out.write(value + b"\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, final)
+        except OSError as e:
+            temp.unlink(missing_ok=True)
+            raise Transient(f"cannot write {final}: {e}") from None
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,136 @@
+"""Record formats of sources: one message (a Kafka message, a line of a file) -> the
+change records a JSON push carries (`{"insert": {...}}`, `{"delete": {...}}`,
+`{"weight": w, "data": {...}}`). Only the shape is read here; the values go through the
+input log's one check (runs/input_log.py `validate`) with every other push's.
+
+- `insert_delete`: Feldera's: `{"insert": row}` or `{"delete": row}` (or an array of them);
+- `debezium`: the Debezium JSON envelope (`before`, `after`, `op`), bare or under
+  `payload` (with the schema converter on): c and r insert `after`, d deletes `before`,
+  u deletes `before` and inserts `after`;
+- `json`: a plain row (or an array of rows): inserts;
+- `csv`: one CSV line, the fields in the input's column order (or the connector's
+  `columns`), converted as a CSV upload's are (runs/csv_records.py).
+"""
+from __future__ import annotations
+
+import json
+
+import orjson
+
+from dbsp.types import Schema
+from runs.csv_records import records_from_csv
+
+from .errors import bare
+
+FORMATS = ("insert_delete", "debezium", "json", "csv")
+
+
+class FormatError(ValueError):
+    """A message that is not a record of its format: `field` names the column or key at fault."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+def decode(fmt: str, payload: bytes | str, schema: Schema, columns: list[str] | None = None) -> list[dict]:
+    """The change records of one message; FormatError when it is not one of `fmt`."""
+    if fmt == "csv":
+        return _csv(_text(payload), schema, columns)
+    value = _json(payload)
+    if fmt == "insert_delete":
+        return [_insert_delete(v) for v in (value if isinstance(value, list) else [value])]
+    if fmt == "debezium":
+        return _debezium(value)
+    if fmt == "json":
+        rows = value if isinstance(value, list) else [value]
+        for row in rows:
+            if not isinstance(row, dict):
+                raise FormatError(f"expected a JSON object (a row), got {_kind(row)}")
+        return [{"insert": row} for row in rows]
+    raise FormatError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})", "format")
+
+
+def _text(payload: bytes | str) -> str:
+    if isinstance(payload, str):
+        return payload
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text: byte {e.start}") from None
+
+
+def _json(payload: bytes | str):
+    if payload is None:
+        raise FormatError("an empty message (no value)")
+    try:
+        return orjson.loads(payload)  # the fast path (2-3x json's); refuses what json reads below
+    except orjson.JSONDecodeError:
+        pass
+    try:  # NaN and Infinity read as numbers, for the value check to refuse naming the column (as REST does)
+        return json.loads(_text(payload))
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+
+
+def _kind(value) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _insert_delete(value) -> dict:
+    if type(value) is dict and len(value) == 1 and type(value.get("insert", value.get("delete"))) is dict:
+        return value  # the usual record, checked at once
+    if not isinstance(value, dict):
+        raise FormatError(f"expected {{\"insert\": {{...}}}} or {{\"delete\": {{...}}}}, got {_kind(value)}")
+    keys = set(value)
+    if keys not in ({"insert"}, {"delete"}):
+        raise FormatError(f"expected exactly one key, insert or delete; got {sorted(keys) or 'none'}",
+                          next(iter(sorted(keys - {"insert", "delete"})), None))
+    [key] = keys
+    if not isinstance(value[key], dict):
+        raise FormatError(f"{key}: expected a JSON object (a row), got {_kind(value[key])}", key)
+    return value
+
+
+def _debezium(value) -> list[dict]:
+    if not isinstance(value, dict):
+        raise FormatError(f"expected a Debezium envelope (an object with op, before, after), got {_kind(value)}")
+    if "payload" in value and isinstance(value["payload"], dict) and "op" not in value:
+        value = value["payload"]
+    op = value.get("op")
+    needs = {"c": ["after"], "r": ["after"], "u": ["before", "after"], "d": ["before"]}
+    if op not in needs:
+        raise FormatError(f"op must be one of c, r, u, d; got {op!r}", "op")
+    for key in needs[op]:
+        if not isinstance(value.get(key), dict):
+            raise FormatError(f"op {op!r} needs {key} to be a row object, got {_kind(value.get(key))}", key)
+    out = []
+    if op in ("u", "d"):
+        out.append({"delete": value["before"]})
+    if op in ("c", "r", "u"):
+        out.append({"insert": value["after"]})
+    return out
+
+
+def _csv(line: str, schema: Schema, columns: list[str] | None) -> list[dict]:
+    line = line.rstrip("\r\n")
+    if not line.strip():
+        raise FormatError("an empty CSV line")
+    header = ",".join(columns or schema.names)
+    parsed = records_from_csv(f"{header}\n{line}\n", schema)
+    if len(parsed.records) != 1:
+        raise FormatError(f"expected one CSV line, got {len(parsed.records)} records (a newline inside?)")
+    if parsed.problems:
+        first = parsed.problems[0]
+        message, field = bare(first["message"]), first.get("field")
+        raise FormatError(message, field)
+    return parsed.records
+
+
+def encode(data: dict, weight: int) -> list[bytes]:
+    """A sink's records of one row of a delta: `{"insert": row}` (or delete) once per unit
+    of weight, in Feldera's insert_delete format."""
+    key = "insert" if weight > 0 else "delete"
+    text = json.dumps({key: data}, separators=(",", ":"), sort_keys=True).encode()
+    return [text] * abs(weight)

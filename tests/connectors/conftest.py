@@ -1,0 +1,38 @@
+"""A running run of big_orders held by this test process's lease, as a worker holds it,
+for the connector pump's tests (tests/live/ runs the pump in real workers)."""
+import pytest
+
+from dbsp import arrow_change
+from runs.models import Push, Run
+from tests.circuits.conftest import circuit_of, client_for, fast_password_hashing  # noqa: F401
+from workers import leases
+
+
+@pytest.fixture
+def held_run(make_user, circuit_of):
+    alice = make_user("alice")
+    circuit = circuit_of(alice, "private")
+    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running")
+    run.epoch = leases.acquire(run.pk)
+    run.fence = lambda: leases.fence(run.pk, run.epoch)
+    run.owner = alice
+    return run
+
+
+def pushed_rows(run) -> list[tuple[dict, int]]:
+    """Every record the input log holds for the run, in log order: (row, weight)."""
+    out = []
+    for push in Push.objects.filter(run=run).order_by("sequence"):
+        table = arrow_change.from_ipc(push.change)
+        out += [(r["data"], r["weight"]) for r in arrow_change.records_json(table, arrow_change.input_schema(table.schema))]
+    return out
+
+
+def pump_until(pump, run, done, what, timeout=30):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        if not pump.pump_run(run, run.epoch, run.fence):
+            time.sleep(0.05)
