@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .. import dispatch
@@ -175,3 +176,134 @@ class FrontierNodeSerializer(serializers.Serializer):
 
 class RunFrontierSerializer(TickSeriesSerializer):
     nodes = FrontierNodeSerializer(many=True)
+
+
+# --- Shared pieces of the answers below ------------------------------------------------------
+
+@extend_schema_field({"type": "object", "additionalProperties": {}, "description": "a row: column -> value"})
+class RowField(serializers.DictField):
+    """A row as the API sends it: column -> JSON value."""
+
+
+@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}], "nullable": True,
+                      "description": "inside a fixed point its iteration (a list when nested), else null"})
+class IterationField(serializers.JSONField):
+    """An iteration of a fixed point: a number, a list of numbers when nested, or null."""
+
+
+class WeightedRowSerializer(serializers.Serializer):
+    data = RowField()
+    weight = serializers.IntegerField()
+
+
+# --- GET /api/runs/<id>/explain/ (runs/explain.py, dbsp/explain/steps.py build it) ----------
+
+class PushRefSerializer(serializers.Serializer):
+    """A logged push of an input row."""
+
+    sequence = serializers.IntegerField()
+    tick = serializers.IntegerField(help_text="the tick that applied it")
+    received_at = serializers.DateTimeField()
+    user = serializers.CharField(allow_null=True, help_text="who pushed it (null: the user is gone)")
+    weight = serializers.IntegerField()
+    row = RowField()
+
+
+class ExplainUseSerializer(serializers.Serializer):
+    """A row an operator used to make its step's row; `step` explains it in turn (or `ref`
+    names a step already shown)."""
+
+    port = serializers.CharField()
+    node = serializers.CharField()
+    iteration = IterationField(allow_null=True)
+    row = RowField()
+    weight = serializers.IntegerField()
+    before = serializers.IntegerField(required=False, help_text="a change: its weight before")
+    after = serializers.IntegerField(required=False, help_text="a change: its weight after")
+    tick = serializers.IntegerField(required=False, help_text="the tick it is a row of, when not its step's (z⁻¹, I, D, a window's late row)")
+    followed = serializers.BooleanField()
+    ref = serializers.IntegerField(required=False, help_text="the id of the step shown already that explains it")
+    # step: set below (an ExplainStep: the answer is recursive)
+
+
+class ExplainGroupSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    total = serializers.IntegerField(help_text="its uses in all (a page of them is shown)")
+    offset = serializers.IntegerField()
+    dropped = serializers.BooleanField(required=False, help_text="rows the operator dropped (a window's late rows)")
+    uses = ExplainUseSerializer(many=True)
+
+
+class ExplainStepSerializer(serializers.Serializer):
+    """One operator's part in the derivation of a row."""
+
+    id = serializers.IntegerField()
+    node = serializers.CharField()
+    kind = serializers.CharField()
+    mode = serializers.ChoiceField(choices=["contents", "change", "value"],
+                                   help_text="value: a circuit with z⁻¹, I or D runs as drawn: the node's value at `tick`")
+    tick = serializers.IntegerField()
+    iteration = IterationField(allow_null=True)
+    first_iteration = serializers.BooleanField()
+    fixedpoint = serializers.CharField(allow_null=True)
+    row = RowField()
+    weight = serializers.IntegerField()
+    before = serializers.IntegerField(required=False, help_text="a change: the row's weight before")
+    after = serializers.IntegerField(required=False)
+    note = serializers.CharField(allow_blank=True)
+    groups = ExplainGroupSerializer(many=True)
+    pushes = PushRefSerializer(many=True, required=False, help_text="an input's step: its pushes (the latest ones)")
+    pushes_count = serializers.IntegerField(required=False)
+
+
+ExplainUseSerializer._declared_fields["step"] = ExplainStepSerializer(required=False)
+
+
+class InputRowRefSerializer(serializers.Serializer):
+    """An input row a derivation reaches, with the pushes that brought it."""
+
+    input = serializers.CharField()
+    row = RowField()
+    weight = serializers.IntegerField()
+    tick = serializers.IntegerField(help_text="the tick it is a row of")
+    before = serializers.IntegerField(required=False, help_text="a change: its weight before")
+    after = serializers.IntegerField(required=False)
+    pushes = PushRefSerializer(many=True, help_text="its pushes (the latest ones)")
+    pushes_count = serializers.IntegerField(help_text="its pushes in all")
+
+
+class ExplanationSerializer(serializers.Serializer):
+    """Why a row is in a view at a tick (`contents`) and why it changed then (`change`)."""
+
+    run = serializers.IntegerField()
+    tick = serializers.IntegerField()
+    view = serializers.CharField(allow_null=True)
+    node = serializers.CharField()
+    iteration = IterationField(allow_null=True)
+    row = RowField()
+    weight = serializers.IntegerField(help_text="at the tick")
+    before = serializers.IntegerField(help_text="at the tick before")
+    truncated = serializers.BooleanField()
+    contents = ExplainStepSerializer(allow_null=True, help_text="the derivation of its weight (null: absent)")
+    change = ExplainStepSerializer(allow_null=True, help_text="of its change (null: it did not change)")
+    inputs = InputRowRefSerializer(many=True, help_text="the input rows the contents derivation reaches")
+    causes = InputRowRefSerializer(many=True, help_text="the tick's input changes the change uses")
+    # a queued explanation, done
+    id = serializers.IntegerField(required=False, help_text="a queued explanation's")
+    status = serializers.ChoiceField(choices=["done"], required=False)
+    url = serializers.CharField(required=False)
+
+
+class QueuedErrorSerializer(serializers.Serializer):
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    errors = serializers.ListField(child=serializers.DictField())
+
+
+class QueuedExplanationSerializer(serializers.Serializer):
+    """An explanation queued (a large log): poll `url` until it is done."""
+
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["queued", "running", "failed"])
+    url = serializers.CharField()
+    error = QueuedErrorSerializer(required=False, help_text="failed: the error answer the request would have had")

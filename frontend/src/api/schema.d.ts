@@ -845,6 +845,107 @@ export interface components {
             detail: string;
             errors: components["schemas"]["Problem"][];
         };
+        ExplainGroup: {
+            /** @description rows the operator dropped (a window's late rows) */
+            dropped?: boolean;
+            label: string;
+            offset: number;
+            /** @description its uses in all (a page of them is shown) */
+            total: number;
+            uses: components["schemas"]["ExplainUse"][];
+        };
+        /** @description One operator's part in the derivation of a row. */
+        ExplainStep: {
+            after?: number;
+            /** @description a change: the row's weight before */
+            before?: number;
+            first_iteration: boolean;
+            fixedpoint: string | null;
+            groups: components["schemas"]["ExplainGroup"][];
+            id: number;
+            /** @description inside a fixed point its iteration (a list when nested), else null */
+            iteration: (number | number[]) | null;
+            kind: string;
+            /**
+             * @description value: a circuit with z⁻¹, I or D runs as drawn: the node's value at `tick`
+             *
+             *     * `contents` - contents
+             *     * `change` - change
+             *     * `value` - value
+             */
+            mode: components["schemas"]["ModeEnum"];
+            node: string;
+            note: string;
+            /** @description an input's step: its pushes (the latest ones) */
+            pushes?: components["schemas"]["PushRef"][];
+            pushes_count?: number;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            tick: number;
+            weight: number;
+        };
+        /**
+         * @description A row an operator used to make its step's row; `step` explains it in turn (or `ref`
+         *     names a step already shown).
+         */
+        ExplainUse: {
+            /** @description a change: its weight after */
+            after?: number;
+            /** @description a change: its weight before */
+            before?: number;
+            followed: boolean;
+            /** @description inside a fixed point its iteration (a list when nested), else null */
+            iteration: (number | number[]) | null;
+            node: string;
+            port: string;
+            /** @description the id of the step shown already that explains it */
+            ref?: number;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            step?: components["schemas"]["ExplainStep"];
+            /** @description the tick it is a row of, when not its step's (z⁻¹, I, D, a window's late row) */
+            tick?: number;
+            weight: number;
+        };
+        /** @description Why a row is in a view at a tick (`contents`) and why it changed then (`change`). */
+        Explanation: {
+            /** @description at the tick before */
+            before: number;
+            /** @description the tick's input changes the change uses */
+            causes: components["schemas"]["InputRowRef"][];
+            /** @description of its change (null: it did not change) */
+            change: components["schemas"]["ExplainStep"] | null;
+            /** @description the derivation of its weight (null: absent) */
+            contents: components["schemas"]["ExplainStep"] | null;
+            /** @description a queued explanation's */
+            id?: number;
+            /** @description the input rows the contents derivation reaches */
+            inputs: components["schemas"]["InputRowRef"][];
+            /** @description inside a fixed point its iteration (a list when nested), else null */
+            iteration: (number | number[]) | null;
+            node: string;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            run: number;
+            status?: components["schemas"]["ExplanationStatusEnum"];
+            tick: number;
+            truncated: boolean;
+            url?: string;
+            view: string | null;
+            /** @description at the tick */
+            weight: number;
+        };
+        /**
+         * @description * `done` - done
+         * @enum {string}
+         */
+        ExplanationStatusEnum: "done";
         ExportedSql: {
             errors: {
                 [key: string]: unknown;
@@ -895,6 +996,24 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "unavailable";
+        /** @description An input row a derivation reaches, with the pushes that brought it. */
+        InputRowRef: {
+            after?: number;
+            /** @description a change: its weight before */
+            before?: number;
+            input: string;
+            /** @description its pushes (the latest ones) */
+            pushes: components["schemas"]["PushRef"][];
+            /** @description its pushes in all */
+            pushes_count: number;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            /** @description the tick it is a row of */
+            tick: number;
+            weight: number;
+        };
         LoggedIn: {
             username: string;
         };
@@ -911,6 +1030,13 @@ export interface components {
          * @enum {string}
          */
         MetricEnum: "ms" | "rows_in" | "rows_out" | "state_rows" | "spark_jobs";
+        /**
+         * @description * `contents` - contents
+         *     * `change` - change
+         *     * `value` - value
+         * @enum {string}
+         */
+        ModeEnum: "contents" | "change" | "value";
         NewVersionRequest: {
             document: unknown;
             /**
@@ -997,6 +1123,7 @@ export interface components {
          * @enum {string}
          */
         PathsEnum: "skipped" | "reference" | "row" | "arrow" | "spark";
+        PolledExplanation: components["schemas"]["Explanation"] | components["schemas"]["QueuedExplanation"];
         /** @description One problem; which keys are present depends on where it is. */
         Problem: {
             /** @description column, request field or 'header' */
@@ -1074,6 +1201,21 @@ export interface components {
             sequence: number;
             readonly token: string;
         };
+        /** @description A logged push of an input row. */
+        PushRef: {
+            /** Format: date-time */
+            received_at: string;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            sequence: number;
+            /** @description the tick that applied it */
+            tick: number;
+            /** @description who pushed it (null: the user is gone) */
+            user: string | null;
+            weight: number;
+        };
         PushResult: {
             /** @description true when the Idempotency-Key was seen before */
             duplicate: boolean;
@@ -1081,6 +1223,28 @@ export interface components {
             /** @description completion token 'run:sequence' */
             token: string;
         };
+        QueuedError: {
+            detail: string;
+            errors: {
+                [key: string]: unknown;
+            }[];
+            status: number;
+        };
+        /** @description An explanation queued (a large log): poll `url` until it is done. */
+        QueuedExplanation: {
+            /** @description failed: the error answer the request would have had */
+            error?: components["schemas"]["QueuedError"];
+            id: number;
+            status: components["schemas"]["QueuedExplanationStatusEnum"];
+            url: string;
+        };
+        /**
+         * @description * `queued` - queued
+         *     * `running` - running
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        QueuedExplanationStatusEnum: "queued" | "running" | "failed";
         Registered: {
             username: string;
         };
@@ -3357,15 +3521,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["Explanation"];
                 };
             };
+            /** @description a log over EXPLAIN_SYNC_MAX_ROWS rows: the explanation is queued: poll its url */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["QueuedExplanation"];
                 };
             };
             400: {
@@ -3428,7 +3593,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["PolledExplanation"];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
