@@ -5,7 +5,7 @@ from .. import dispatch
 from ..interface import run_interface
 from ..lag import lag_of
 from ..listing import error_preview
-from ..models import Push, Run
+from ..models import Push, Run, VerificationStatus
 from ..profile import AGGREGATE, METRICS, PATHS
 
 
@@ -307,3 +307,43 @@ class QueuedExplanationSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["queued", "running", "failed"])
     url = serializers.CharField()
     error = QueuedErrorSerializer(required=False, help_text="failed: the error answer the request would have had")
+
+
+# --- POST /api/runs/<id>/verify/, GET .../verify/<vid>/ (runs/verify.py, workers/verify.py) ---
+
+class ViewDifferenceSerializer(serializers.Serializer):
+    missing = WeightedRowSerializer(many=True, help_text="rows the incremental output lacks (the first ones)")
+    extra = WeightedRowSerializer(many=True, help_text="rows it has too many of (the first ones)")
+    missing_count = serializers.IntegerField(required=False, help_text="all missing rows")
+    extra_count = serializers.IntegerField(required=False, help_text="all extra rows")
+
+
+class VerificationSerializer(serializers.Serializer):
+    """A verification of a run's views at a tick against a recomputation from its log."""
+
+    id = serializers.IntegerField()
+    run = serializers.IntegerField()
+    tick = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=VerificationStatus.choices)
+    progress = serializers.FloatField(help_text="0..1")
+    method = serializers.ChoiceField(choices=["reference", "spark"], allow_null=True, help_text="what recomputed the views")
+    error = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    ok = serializers.BooleanField(required=False, help_text="done: whether every view agrees")
+    views = serializers.DictField(child=ViewDifferenceSerializer(), required=False, help_text="done: view -> its differing rows, for the views that differ")
+
+
+class QueuedVerificationSerializer(VerificationSerializer):
+    url = serializers.CharField(help_text="poll it here")
+
+
+# --- GET /api/runs/<id>/inputs/<input>/rows/ (runs/input_tables.py) ---------------------------
+
+class InputRowsSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = WeightedRowSerializer(many=True)
+    input = serializers.CharField()
+    through_sequence = serializers.IntegerField(help_text="the pushes up to this sequence number are in the rows")

@@ -7,7 +7,7 @@ import pytest
 from circuits.models import Circuit
 from tests.conftest import example
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("api_answers_follow_the_schema")]
 
 
 def test_validate_reports_the_schema_each_node_produces(client_for):

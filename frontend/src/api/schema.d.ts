@@ -854,6 +854,13 @@ export interface components {
             total: number;
             uses: components["schemas"]["ExplainUse"][];
         };
+        /**
+         * @description * `contents` - contents
+         *     * `change` - change
+         *     * `value` - value
+         * @enum {string}
+         */
+        ExplainModeEnum: "contents" | "change" | "value";
         /** @description One operator's part in the derivation of a row. */
         ExplainStep: {
             after?: number;
@@ -873,7 +880,7 @@ export interface components {
              *     * `change` - change
              *     * `value` - value
              */
-            mode: components["schemas"]["ModeEnum"];
+            mode: components["schemas"]["ExplainModeEnum"];
             node: string;
             note: string;
             /** @description an input's step: its pushes (the latest ones) */
@@ -1014,6 +1021,15 @@ export interface components {
             tick: number;
             weight: number;
         };
+        InputRows: {
+            count: number;
+            input: string;
+            next: string | null;
+            previous: string | null;
+            results: components["schemas"]["WeightedRow"][];
+            /** @description the pushes up to this sequence number are in the rows */
+            through_sequence: number;
+        };
         LoggedIn: {
             username: string;
         };
@@ -1030,13 +1046,6 @@ export interface components {
          * @enum {string}
          */
         MetricEnum: "ms" | "rows_in" | "rows_out" | "state_rows" | "spark_jobs";
-        /**
-         * @description * `contents` - contents
-         *     * `change` - change
-         *     * `value` - value
-         * @enum {string}
-         */
-        ModeEnum: "contents" | "change" | "value";
         NewVersionRequest: {
             document: unknown;
             /**
@@ -1245,6 +1254,38 @@ export interface components {
          * @enum {string}
          */
         QueuedExplanationStatusEnum: "queued" | "running" | "failed";
+        /** @description A verification of a run's views at a tick against a recomputation from its log. */
+        QueuedVerification: {
+            /** Format: date-time */
+            created_at: string;
+            error: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            /**
+             * @description what recomputed the views
+             *
+             *     * `reference` - reference
+             *     * `spark` - spark
+             */
+            method: (components["schemas"]["VerificationMethodEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description done: whether every view agrees */
+            ok?: boolean;
+            /**
+             * Format: double
+             * @description 0..1
+             */
+            progress: number;
+            run: number;
+            status: components["schemas"]["VerificationStatusEnum"];
+            tick: number;
+            /** @description poll it here */
+            url: string;
+            /** @description done: view -> its differing rows, for the views that differ */
+            views?: {
+                [key: string]: components["schemas"]["ViewDifference"];
+            };
+        };
         Registered: {
             username: string;
         };
@@ -1398,6 +1439,50 @@ export interface components {
             };
             valid: boolean;
         };
+        /** @description A verification of a run's views at a tick against a recomputation from its log. */
+        Verification: {
+            /** Format: date-time */
+            created_at: string;
+            error: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            /**
+             * @description what recomputed the views
+             *
+             *     * `reference` - reference
+             *     * `spark` - spark
+             */
+            method: (components["schemas"]["VerificationMethodEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description done: whether every view agrees */
+            ok?: boolean;
+            /**
+             * Format: double
+             * @description 0..1
+             */
+            progress: number;
+            run: number;
+            status: components["schemas"]["VerificationStatusEnum"];
+            tick: number;
+            /** @description done: view -> its differing rows, for the views that differ */
+            views?: {
+                [key: string]: components["schemas"]["ViewDifference"];
+            };
+        };
+        /**
+         * @description * `reference` - reference
+         *     * `spark` - spark
+         * @enum {string}
+         */
+        VerificationMethodEnum: "reference" | "spark";
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `done` - Done
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        VerificationStatusEnum: "queued" | "running" | "done" | "failed";
         Version: {
             /** Format: date-time */
             readonly created_at: string;
@@ -1431,6 +1516,16 @@ export interface components {
             /** Format: int64 */
             number: number;
         };
+        ViewDifference: {
+            /** @description rows it has too many of (the first ones) */
+            extra: components["schemas"]["WeightedRow"][];
+            /** @description all extra rows */
+            extra_count?: number;
+            /** @description rows the incremental output lacks (the first ones) */
+            missing: components["schemas"]["WeightedRow"][];
+            /** @description all missing rows */
+            missing_count?: number;
+        };
         /**
          * @description * `private` - Private
          *     * `unlisted` - Unlisted
@@ -1438,6 +1533,13 @@ export interface components {
          * @enum {string}
          */
         VisibilityEnum: "private" | "unlisted" | "public";
+        WeightedRow: {
+            /** @description a row: column -> value */
+            data: {
+                [key: string]: unknown;
+            };
+            weight: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -3826,7 +3928,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["InputRows"];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
@@ -4484,7 +4586,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>[];
+                    "application/json": components["schemas"]["Verification"][];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
@@ -4549,7 +4651,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["QueuedVerification"];
                 };
             };
             400: {
@@ -4630,7 +4732,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["Verification"];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
