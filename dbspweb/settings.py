@@ -332,7 +332,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "runs.models.RunStatus",
                             "VerificationStatusEnum": "runs.models.VerificationStatus",
                             "ExplainModeEnum": ["contents", "change", "value"],
-                            "VerificationMethodEnum": ["reference", "spark"]},
+                            "VerificationMethodEnum": ["reference", "spark"],
+                            # a queued explanation's or a node inspection's
+                            "PendingStatusEnum": ["queued", "running", "failed"], "DoneStatusEnum": ["done"],
+                            "NodeKindEnum": ["delta", "integral"], "RowSignEnum": ["positive", "negative"]},
     # Swagger UI from the app's own static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

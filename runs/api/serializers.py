@@ -347,3 +347,68 @@ class InputRowsSerializer(serializers.Serializer):
     results = WeightedRowSerializer(many=True)
     input = serializers.CharField()
     through_sequence = serializers.IntegerField(help_text="the pushes up to this sequence number are in the rows")
+
+
+# --- GET /api/runs/<id>/nodes/<node>/ (runs/inspection.py, runs/node_pages.py) ---------------
+
+NODE_KINDS = ["delta", "integral"]
+
+
+class NodeInspectionPendingSerializer(serializers.Serializer):
+    """The tick's inspection is being computed (202; poll again), or it failed (200,
+    once: the next request tries again)."""
+
+    status = serializers.ChoiceField(choices=["queued", "running", "failed"])
+    progress = serializers.FloatField(help_text="0..1")
+    run = serializers.IntegerField()
+    tick = serializers.IntegerField()
+    node = serializers.CharField()
+    kind = serializers.ChoiceField(choices=NODE_KINDS)
+    error = serializers.CharField(required=False, help_text="failed: why")
+
+
+class NodeColumnSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.CharField()
+    nullable = serializers.BooleanField()
+
+
+class NodeIterationRowsSerializer(serializers.Serializer):
+    iteration = IterationField()
+    rows = serializers.IntegerField()
+
+
+class NodeSizesSerializer(serializers.Serializer):
+    delta_rows = serializers.IntegerField()
+    integral_rows = serializers.IntegerField()
+    inserted = serializers.IntegerField()
+    deleted = serializers.IntegerField()
+    iterations = NodeIterationRowsSerializer(many=True, allow_null=True, help_text="inside fixed points: rows at each inner iteration of the tick")
+
+
+class NodePageSerializer(serializers.Serializer):
+    """A page of a node's delta at a tick or its contents through it."""
+
+    status = serializers.ChoiceField(choices=["done"])
+    run = serializers.IntegerField()
+    tick = serializers.IntegerField()
+    node = serializers.CharField()
+    kind = serializers.ChoiceField(choices=NODE_KINDS)
+    operator = serializers.CharField(allow_null=True, help_text="the operator's kind (null: not an operator)")
+    export = serializers.CharField(required=False, help_text="a fixed point: the export shown")
+    method = serializers.CharField(allow_null=True, help_text="what computed the inspection")
+    columns = NodeColumnSerializer(many=True)
+    rows = WeightedRowSerializer(many=True)
+    count = serializers.IntegerField(help_text="rows selected")
+    total = serializers.IntegerField(help_text="rows of the node's delta or contents")
+    page = serializers.IntegerField()
+    page_size = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    sort = serializers.CharField(allow_null=True)
+    desc = serializers.BooleanField()
+    filters = serializers.ListField(child=serializers.CharField(), help_text="column:value")
+    q = serializers.CharField(allow_null=True)
+    sign = serializers.ChoiceField(choices=["positive", "negative"], allow_null=True)
+    sizes = NodeSizesSerializer()
+    stats = serializers.DictField(help_text="the run's own stats of the node at the tick (rows_in, rows_out, state_rows, "
+                                            "ms; the live protocol's NodeStats), or {} when it has none")

@@ -840,6 +840,11 @@ export interface components {
         DocumentRequest: {
             document: unknown;
         };
+        /**
+         * @description * `done` - done
+         * @enum {string}
+         */
+        DoneStatusEnum: "done";
         /** @description The body of every 4xx answer. */
         Error: {
             detail: string;
@@ -940,7 +945,7 @@ export interface components {
                 [key: string]: unknown;
             };
             run: number;
-            status?: components["schemas"]["ExplanationStatusEnum"];
+            status?: components["schemas"]["DoneStatusEnum"];
             tick: number;
             truncated: boolean;
             url?: string;
@@ -948,11 +953,6 @@ export interface components {
             /** @description at the tick */
             weight: number;
         };
-        /**
-         * @description * `done` - done
-         * @enum {string}
-         */
-        ExplanationStatusEnum: "done";
         ExportedSql: {
             errors: {
                 [key: string]: unknown;
@@ -1054,6 +1054,83 @@ export interface components {
              */
             message: string;
         };
+        NodeAnswer: components["schemas"]["NodePage"] | components["schemas"]["NodeInspectionPending"];
+        NodeColumn: {
+            name: string;
+            nullable: boolean;
+            type: string;
+        };
+        /**
+         * @description The tick's inspection is being computed (202; poll again), or it failed (200,
+         *     once: the next request tries again).
+         */
+        NodeInspectionPending: {
+            /** @description failed: why */
+            error?: string;
+            kind: components["schemas"]["NodeKindEnum"];
+            node: string;
+            /**
+             * Format: double
+             * @description 0..1
+             */
+            progress: number;
+            run: number;
+            status: components["schemas"]["PendingStatusEnum"];
+            tick: number;
+        };
+        NodeIterationRows: {
+            /** @description inside a fixed point its iteration (a list when nested), else null */
+            iteration: (number | number[]) | null;
+            rows: number;
+        };
+        /**
+         * @description * `delta` - delta
+         *     * `integral` - integral
+         * @enum {string}
+         */
+        NodeKindEnum: "delta" | "integral";
+        /** @description A page of a node's delta at a tick or its contents through it. */
+        NodePage: {
+            columns: components["schemas"]["NodeColumn"][];
+            /** @description rows selected */
+            count: number;
+            desc: boolean;
+            /** @description a fixed point: the export shown */
+            export?: string;
+            /** @description column:value */
+            filters: string[];
+            kind: components["schemas"]["NodeKindEnum"];
+            /** @description what computed the inspection */
+            method: string | null;
+            node: string;
+            /** @description the operator's kind (null: not an operator) */
+            operator: string | null;
+            page: number;
+            page_size: number;
+            pages: number;
+            q: string | null;
+            rows: components["schemas"]["WeightedRow"][];
+            run: number;
+            sign: (components["schemas"]["RowSignEnum"] | components["schemas"]["NullEnum"]) | null;
+            sizes: components["schemas"]["NodeSizes"];
+            sort: string | null;
+            /** @description the run's own stats of the node at the tick (rows_in, rows_out, state_rows, ms; the live protocol's NodeStats), or {} when it has none */
+            stats: {
+                [key: string]: unknown;
+            };
+            status: components["schemas"]["DoneStatusEnum"];
+            tick: number;
+            /** @description rows of the node's delta or contents */
+            total: number;
+        };
+        NodeSizes: {
+            deleted: number;
+            delta_rows: number;
+            inserted: number;
+            integral_rows: number;
+            /** @description inside fixed points: rows at each inner iteration of the tick */
+            iterations: components["schemas"]["NodeIterationRows"][] | null;
+        };
         /** @enum {unknown} */
         NullEnum: null;
         Outputs: {
@@ -1132,6 +1209,13 @@ export interface components {
          * @enum {string}
          */
         PathsEnum: "skipped" | "reference" | "row" | "arrow" | "spark";
+        /**
+         * @description * `queued` - queued
+         *     * `running` - running
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        PendingStatusEnum: "queued" | "running" | "failed";
         PolledExplanation: components["schemas"]["Explanation"] | components["schemas"]["QueuedExplanation"];
         /** @description One problem; which keys are present depends on where it is. */
         Problem: {
@@ -1244,16 +1328,9 @@ export interface components {
             /** @description failed: the error answer the request would have had */
             error?: components["schemas"]["QueuedError"];
             id: number;
-            status: components["schemas"]["QueuedExplanationStatusEnum"];
+            status: components["schemas"]["PendingStatusEnum"];
             url: string;
         };
-        /**
-         * @description * `queued` - queued
-         *     * `running` - running
-         *     * `failed` - failed
-         * @enum {string}
-         */
-        QueuedExplanationStatusEnum: "queued" | "running" | "failed";
         /** @description A verification of a run's views at a tick against a recomputation from its log. */
         QueuedVerification: {
             /** Format: date-time */
@@ -1294,6 +1371,12 @@ export interface components {
             password: string;
             username: string;
         };
+        /**
+         * @description * `positive` - positive
+         *     * `negative` - negative
+         * @enum {string}
+         */
+        RowSignEnum: "positive" | "negative";
         Run: {
             readonly circuit: number;
             /** Format: date-time */
@@ -4012,7 +4095,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["NodeAnswer"];
                 };
             };
             202: {
@@ -4020,7 +4103,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["NodeInspectionPending"];
                 };
             };
             400: {
