@@ -963,6 +963,19 @@ export interface components {
             /** @description default: '<name> (fork)' */
             name?: string;
         };
+        /**
+         * @description * `stream` - stream
+         *     * `linear` - linear
+         *     * `lifted` - lifted
+         *     * `delta` - delta
+         *     * `fixedpoint` - fixedpoint
+         *     * `boundary` - boundary
+         *     * `inner delay` - inner delay
+         *     * `recomputed` - recomputed
+         *     * `delta per iteration` - delta per iteration
+         * @enum {string}
+         */
+        FormEnum: "stream" | "linear" | "lifted" | "delta" | "fixedpoint" | "boundary" | "inner delay" | "recomputed" | "delta per iteration";
         FrontierNode: {
             /** @description fixed points */
             converged?: boolean[];
@@ -1003,6 +1016,24 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "unavailable";
+        IncrementalForm: {
+            /**
+             * @description how the node runs in the plan (inside a fixed point: per iteration)
+             *
+             *     * `stream` - stream
+             *     * `linear` - linear
+             *     * `lifted` - lifted
+             *     * `delta` - delta
+             *     * `fixedpoint` - fixedpoint
+             *     * `boundary` - boundary
+             *     * `inner delay` - inner delay
+             *     * `recomputed` - recomputed
+             *     * `delta per iteration` - delta per iteration
+             */
+            form: components["schemas"]["FormEnum"];
+            /** @description what its incremental form keeps */
+            state: string[];
+        };
         /** @description An input row a derivation reaches, with the pushes that brought it. */
         InputRowRef: {
             after?: number;
@@ -1216,6 +1247,66 @@ export interface components {
          * @enum {string}
          */
         PendingStatusEnum: "queued" | "running" | "failed";
+        /** @description The compiled plan of a circuit document, as a circuit document. */
+        Plan: {
+            edges: components["schemas"]["PlanEdge"][];
+            format: string;
+            /**
+             * @description literal: a circuit with z⁻¹, I or D runs as drawn
+             *
+             *     * `literal` - literal
+             *     * `incremental` - incremental
+             */
+            mode: components["schemas"]["PlanModeEnum"];
+            nodes: components["schemas"]["PlanNode"][];
+            version: number;
+        };
+        PlanEdge: {
+            from: components["schemas"]["PlanPortRef"];
+            to: components["schemas"]["PlanPortRef"];
+        };
+        /**
+         * @description * `literal` - literal
+         *     * `incremental` - incremental
+         * @enum {string}
+         */
+        PlanModeEnum: "literal" | "incremental";
+        /**
+         * @description A node of the document, with the form it runs in; or one the plan inserted (an
+         *     integral I or a delay z⁻¹ of a stateful node's input: `inserted`, `state_of`).
+         */
+        PlanNode: {
+            id: string;
+            /** @description a node of the document: its form */
+            incremental?: components["schemas"]["IncrementalForm"];
+            /** @description a node the plan inserted */
+            inserted?: boolean;
+            kind: string;
+            label?: string;
+            params: {
+                [key: string]: unknown;
+            };
+            /** @description as the document placed it (none: not placed) */
+            position?: components["schemas"]["PlanPosition"];
+            /** @description an inserted node: the node whose state it is */
+            state_of?: string;
+            /** @description a fixed point's body */
+            subcircuit?: components["schemas"]["PlanSubcircuit"];
+        };
+        PlanPortRef: {
+            node: string;
+            port: string;
+        };
+        PlanPosition: {
+            /** Format: double */
+            x: number;
+            /** Format: double */
+            y: number;
+        };
+        PlanSubcircuit: {
+            edges: components["schemas"]["PlanEdge"][];
+            nodes: components["schemas"]["PlanNode"][];
+        };
         PolledExplanation: components["schemas"]["Explanation"] | components["schemas"]["QueuedExplanation"];
         /** @description One problem; which keys are present depends on where it is. */
         Problem: {
@@ -3354,9 +3445,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Plan"];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
