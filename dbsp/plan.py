@@ -65,6 +65,7 @@ class Plan:
         """The compiled plan as a circuit document: every stateful Δ form's inserted
         integrals (I) and delays (z^-1) appear as nodes, and each node says its form."""
         doc = self.document.to_json()
+        _drop_empty_positions(doc["nodes"])
         doc["mode"] = "literal" if self.literal else "incremental"
         extra_nodes, edges = [], []
         for node in doc["nodes"]:
@@ -93,6 +94,16 @@ class Plan:
         doc["nodes"] += extra_nodes
         doc["edges"] += edges
         return doc
+
+
+def _drop_empty_positions(nodes: list[dict]) -> None:
+    """A node the document did not place has no position in the plan (not {}: the browser
+    lays out the nodes without one)."""
+    for node in nodes:
+        if not node.get("position"):
+            node.pop("position", None)
+        if "subcircuit" in node:
+            _drop_empty_positions(node["subcircuit"]["nodes"])
 
 
 def _describe_inner(sub_json: dict, fixedpoint, incremental: bool) -> None:

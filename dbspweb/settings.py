@@ -347,7 +347,13 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": "/api/",
     # Several fields are named `status` (a run's, a push's completion, the health check's):
     # each choice set gets a name of its own rather than a hashed one.
-    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "runs.models.RunStatus"},
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "runs.models.RunStatus",
+                            "VerificationStatusEnum": "runs.models.VerificationStatus",
+                            "ExplainModeEnum": ["contents", "change", "value"],
+                            "VerificationMethodEnum": ["reference", "spark"],
+                            # a queued explanation's or a node inspection's
+                            "PendingStatusEnum": ["queued", "running", "failed"], "DoneStatusEnum": ["done"],
+                            "NodeKindEnum": ["delta", "integral"], "RowSignEnum": ["positive", "negative"]},
     # Swagger UI from the app's own static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

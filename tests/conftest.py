@@ -297,3 +297,29 @@ def kafka():
     from tests.kafka_cluster import MockKafka
 
     return MockKafka()
+
+
+@pytest.fixture
+def api_answers_follow_the_schema(monkeypatch):
+    """Every answer of the test client under /api/ in a test is checked against the
+    operation the OpenAPI schema documents (tests/api_contract.py): an answer that drifted
+    from its serializer fails the test (at teardown, naming the request and the place in
+    the body). Used by the tests of the answers the browser aliases the generated types of."""
+    from django.test import Client
+
+    from tests.api_contract import problems
+
+    found: list[str] = []
+    request = Client.request
+
+    def checked(self, **environ):
+        response = request(self, **environ)
+        path = environ.get("PATH_INFO", "")
+        if path.startswith("/api/") and not getattr(response, "streaming", False):
+            found.extend(problems(environ.get("REQUEST_METHOD", "GET"), path, response))
+        return response
+
+    monkeypatch.setattr(Client, "request", checked)
+    yield
+    if found:
+        pytest.fail("API answers that do not follow the OpenAPI schema (/api/schema/):\n" + "\n".join(found[:20]))

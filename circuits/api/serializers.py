@@ -164,3 +164,59 @@ class ShareSettingsUpdateSerializer(serializers.Serializer):
         if len(set(names)) != len(names):
             raise serializers.ValidationError("each user may appear once")
         return [{"user": users[g["username"]], "can_operate": g.get("can_operate", False)} for g in grants]
+
+
+# --- POST /api/plan/ (dbsp/plan.py Plan.describe builds it) ----------------------------------
+
+class PlanPortRefSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    port = serializers.CharField()
+
+
+class PlanEdgeSerializer(serializers.Serializer):
+    def get_fields(self):
+        return {"from": PlanPortRefSerializer(), "to": PlanPortRefSerializer()}  # `from`: a Python keyword
+
+
+class PlanPositionSerializer(serializers.Serializer):
+    x = serializers.FloatField()
+    y = serializers.FloatField()
+
+
+class IncrementalFormSerializer(serializers.Serializer):
+    form = serializers.ChoiceField(choices=["stream", "linear", "lifted", "delta", "fixedpoint", "boundary", "inner delay",
+                                            "recomputed", "delta per iteration"],
+                                   help_text="how the node runs in the plan (inside a fixed point: per iteration)")
+    state = serializers.ListField(child=serializers.CharField(), help_text="what its incremental form keeps")
+
+
+class PlanNodeSerializer(serializers.Serializer):
+    """A node of the document, with the form it runs in; or one the plan inserted (an
+    integral I or a delay z⁻¹ of a stateful node's input: `inserted`, `state_of`)."""
+
+    id = serializers.CharField()
+    kind = serializers.CharField()
+    params = serializers.DictField()
+    position = PlanPositionSerializer(required=False, help_text="as the document placed it (none: not placed)")
+    label = serializers.CharField(required=False)
+    incremental = IncrementalFormSerializer(required=False, help_text="a node of the document: its form")
+    inserted = serializers.BooleanField(required=False, help_text="a node the plan inserted")
+    state_of = serializers.CharField(required=False, help_text="an inserted node: the node whose state it is")
+    # subcircuit: set below (a PlanSubcircuit: the plan of a fixed point's body, recursive)
+
+
+class PlanSubcircuitSerializer(serializers.Serializer):
+    nodes = PlanNodeSerializer(many=True)
+    edges = PlanEdgeSerializer(many=True)
+
+
+PlanNodeSerializer._declared_fields["subcircuit"] = PlanSubcircuitSerializer(required=False, help_text="a fixed point's body")
+
+
+class PlanSerializer(PlanSubcircuitSerializer):
+    """The compiled plan of a circuit document, as a circuit document."""
+
+    format = serializers.CharField()
+    version = serializers.IntegerField()
+    mode = serializers.ChoiceField(choices=["literal", "incremental"],
+                                   help_text="literal: a circuit with z⁻¹, I or D runs as drawn")

@@ -15,7 +15,7 @@ from ..access import readable_circuits, require_owner
 from .listing import CircuitPagination, listed_circuits
 from .throttles import AnonValidateThrottle
 from .serializers import (
-    CircuitSerializer, DocumentSerializer, NewVersionSerializer, ValidationResultSerializer, VersionSerializer,
+    CircuitSerializer, DocumentSerializer, NewVersionSerializer, PlanSerializer, ValidationResultSerializer, VersionSerializer,
 )
 
 LIST_PARAMETERS = [
@@ -111,7 +111,7 @@ class PlanView(DocumentBody, APIView):
     permission_classes = [permissions.AllowAny]
     throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, AnonValidateThrottle]
 
-    @extend_schema(request=DocumentSerializer, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(request=DocumentSerializer, responses={200: PlanSerializer})
     def post(self, request):
         document = _document_of(request)
         with services.within_budget("plan"):

@@ -3,7 +3,7 @@ it changed then, operator by operator, down to the input rows and their pushes
 (runs/explain.py). Anyone who may see the run may ask. Over a large log it is queued
 (202 with the URL of GET /api/runs/<id>/explain/<eid>/ to poll), fairly: 429 with
 Retry-After past the requester's cap (runs/fair_queue.py)."""
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -14,14 +14,12 @@ from circuits.services import ServiceError
 from ..access import readable_run
 from ..explain import explain_row, explanation_json
 from ..fair_queue import requester_of
+from .serializers import ExplanationSerializer, QueuedExplanationSerializer
 
-EXPLANATION = {"type": "object", "description": (
-    "run, tick, view, node, row, weight (at the tick), before (at the tick before), truncated; contents: the "
-    "derivation of the row's weight at the tick (null when absent), change: of its change at the tick (null when it "
-    "did not change). A step: id, node, kind, mode (contents|change), iteration (inside a fixed point), row, weight "
-    "(before, after), note, groups: [{label, total, offset, uses: [{port, node, iteration, row, weight, step | ref, "
-    "followed}]}]; input steps carry their pushes (sequence, tick, received_at, user, weight) and pushes_count. "
-    "inputs: the input rows the contents derivation reaches; causes: the tick's input changes the change uses.")}
+#: A queued explanation as its URL answers: still queued, running or failed, or done
+#: (then the explanation itself, with the id, status and url of the queued one).
+POLLED = PolymorphicProxySerializer(component_name="PolledExplanation", resource_type_field_name=None,
+                                    serializers=[ExplanationSerializer, QueuedExplanationSerializer])
 
 
 class ExplainView(APIView):
@@ -34,8 +32,9 @@ class ExplainView(APIView):
         OpenApiParameter("mode", str, description="contents or change (default: each that applies)"),
         OpenApiParameter("page", int, description="the page of the row's own groups (a join's pairs, a group's rows)"),
         OpenApiParameter("page_size", int, description="rows per group, 1..200 (default 20)"),
-    ], responses={200: EXPLANATION, 202: {"type": "object", "description": "a log over EXPLAIN_SYNC_MAX_ROWS rows: "
-                                          "the explanation is queued: {id, status, url} to poll"}, 400: ErrorSerializer,
+    ], responses={200: ExplanationSerializer,
+                  202: OpenApiResponse(QueuedExplanationSerializer, description="a log over EXPLAIN_SYNC_MAX_ROWS rows: "
+                                       "the explanation is queued: poll its url"), 400: ErrorSerializer,
                   429: OpenApiResponse(ErrorSerializer, description="the requester (or the run's shared readers) has "
                                        "as many explanations, inspections and verifications queued or running as "
                                        "allowed; Retry-After says when to try again"),
@@ -51,7 +50,7 @@ class ExplanationView(APIView):
     """A queued explanation (a log over EXPLAIN_SYNC_MAX_ROWS rows): its status, and when
     done the explanation itself, as GET /api/runs/<id>/explain/ answers it at once."""
 
-    @extend_schema(operation_id="runs_explanation_retrieve", responses={200: EXPLANATION, 404: OpenApiResponse(ErrorSerializer)})
+    @extend_schema(operation_id="runs_explanation_retrieve", responses={200: POLLED, 404: OpenApiResponse(ErrorSerializer)})
     def get(self, request, pk, eid):
         run = readable_run(request, pk)
         queued = run.explanations.filter(pk=eid).first()

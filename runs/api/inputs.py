@@ -10,11 +10,12 @@ from circuits.api.listing import CircuitPagination
 from ..access import readable_run
 from ..input_tables import rows_of
 from ..interface import input_schema
+from .serializers import InputRowsSerializer
 
 
 class InputRowsView(APIView):
     @extend_schema(parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int, description="default 50, at most 200")],
-                   responses={200: {"type": "object"}})
+                   responses=InputRowsSerializer)
     def get(self, request, pk, input_name):
         run = readable_run(request, pk)
         input_schema(run, input_name)  # 404 naming the inputs

@@ -1,6 +1,6 @@
 """The node inspector (runs/inspection.py): GET /api/runs/<id>/nodes/<node>/ -> one node
 of the run at a tick, its delta or its contents, a page at a time."""
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -10,14 +10,11 @@ from ..access import readable_run
 from ..fair_queue import requester_of
 from ..inspection import node_at
 from ..node_pages import MAX_PAGE_SIZE, SORT_WEIGHT
+from .serializers import NodeInspectionPendingSerializer, NodePageSerializer
 
-NODE_PAGE = {"type": "object", "description": (
-    "202 while the tick's inspection is computed: status (queued|running), progress (0..1); 200 with status "
-    "failed and error when it failed (the next request tries again); 200 with status done: run, tick, node, kind, "
-    "operator, columns [{name, type, nullable}], rows [{data, weight}], count (rows selected), total (rows of "
-    "the node's delta or contents), page, page_size, pages, sort, desc, filters, q, sign, sizes {delta_rows, "
-    "integral_rows, inserted, deleted, iterations [{iteration, rows}] inside fixed points}, stats (the run's "
-    "own stats of the node at the tick: rows_in, rows_out, state_rows, ms), export (a fixed point: the export shown)")}
+#: 200: the page, or (once) a failed inspection; 202: the inspection is being computed.
+NODE_ANSWER = PolymorphicProxySerializer(component_name="NodeAnswer", resource_type_field_name=None,
+                                         serializers=[NodePageSerializer, NodeInspectionPendingSerializer])
 
 
 class NodeView(APIView):
@@ -34,7 +31,7 @@ class NodeView(APIView):
             OpenApiParameter("sign", str, enum=["positive", "negative"], description="inserted (weight > 0) or deleted rows"),
             OpenApiParameter("export", str, description="a fixed point's node: which export to show (default: its first)"),
         ],
-        responses={200: NODE_PAGE, 202: NODE_PAGE, 400: ErrorSerializer, 404: OpenApiResponse(ErrorSerializer),
+        responses={200: NODE_ANSWER, 202: NodeInspectionPendingSerializer, 400: ErrorSerializer, 404: OpenApiResponse(ErrorSerializer),
                    429: OpenApiResponse(ErrorSerializer, description="a new inspection past the requester's (or the "
                                         "run's shared readers') cap of queued and running ones; see Retry-After")})
     def get(self, request, pk, node):

@@ -1,10 +1,11 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .. import dispatch
 from ..interface import run_interface
 from ..lag import lag_of
 from ..listing import error_preview
-from ..models import Push, Run
+from ..models import Push, Run, VerificationStatus
 from ..profile import AGGREGATE, METRICS, PATHS
 
 
@@ -175,3 +176,239 @@ class FrontierNodeSerializer(serializers.Serializer):
 
 class RunFrontierSerializer(TickSeriesSerializer):
     nodes = FrontierNodeSerializer(many=True)
+
+
+# --- Shared pieces of the answers below ------------------------------------------------------
+
+@extend_schema_field({"type": "object", "additionalProperties": {}, "description": "a row: column -> value"})
+class RowField(serializers.DictField):
+    """A row as the API sends it: column -> JSON value."""
+
+
+@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}], "nullable": True,
+                      "description": "inside a fixed point its iteration (a list when nested), else null"})
+class IterationField(serializers.JSONField):
+    """An iteration of a fixed point: a number, a list of numbers when nested, or null."""
+
+
+class WeightedRowSerializer(serializers.Serializer):
+    data = RowField()
+    weight = serializers.IntegerField()
+
+
+# --- GET /api/runs/<id>/explain/ (runs/explain.py, dbsp/explain/steps.py build it) ----------
+
+class PushRefSerializer(serializers.Serializer):
+    """A logged push of an input row."""
+
+    sequence = serializers.IntegerField()
+    tick = serializers.IntegerField(help_text="the tick that applied it")
+    received_at = serializers.DateTimeField()
+    user = serializers.CharField(allow_null=True, help_text="who pushed it (null: the user is gone)")
+    weight = serializers.IntegerField()
+    row = RowField()
+
+
+class ExplainUseSerializer(serializers.Serializer):
+    """A row an operator used to make its step's row; `step` explains it in turn (or `ref`
+    names a step already shown)."""
+
+    port = serializers.CharField()
+    node = serializers.CharField()
+    iteration = IterationField(allow_null=True)
+    row = RowField()
+    weight = serializers.IntegerField()
+    before = serializers.IntegerField(required=False, help_text="a change: its weight before")
+    after = serializers.IntegerField(required=False, help_text="a change: its weight after")
+    tick = serializers.IntegerField(required=False, help_text="the tick it is a row of, when not its step's (z⁻¹, I, D, a window's late row)")
+    followed = serializers.BooleanField()
+    ref = serializers.IntegerField(required=False, help_text="the id of the step shown already that explains it")
+    # step: set below (an ExplainStep: the answer is recursive)
+
+
+class ExplainGroupSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    total = serializers.IntegerField(help_text="its uses in all (a page of them is shown)")
+    offset = serializers.IntegerField()
+    dropped = serializers.BooleanField(required=False, help_text="rows the operator dropped (a window's late rows)")
+    uses = ExplainUseSerializer(many=True)
+
+
+class ExplainStepSerializer(serializers.Serializer):
+    """One operator's part in the derivation of a row."""
+
+    id = serializers.IntegerField()
+    node = serializers.CharField()
+    kind = serializers.CharField()
+    mode = serializers.ChoiceField(choices=["contents", "change", "value"],
+                                   help_text="value: a circuit with z⁻¹, I or D runs as drawn: the node's value at `tick`")
+    tick = serializers.IntegerField()
+    iteration = IterationField(allow_null=True)
+    first_iteration = serializers.BooleanField()
+    fixedpoint = serializers.CharField(allow_null=True)
+    row = RowField()
+    weight = serializers.IntegerField()
+    before = serializers.IntegerField(required=False, help_text="a change: the row's weight before")
+    after = serializers.IntegerField(required=False)
+    note = serializers.CharField(allow_blank=True)
+    groups = ExplainGroupSerializer(many=True)
+    pushes = PushRefSerializer(many=True, required=False, help_text="an input's step: its pushes (the latest ones)")
+    pushes_count = serializers.IntegerField(required=False)
+
+
+ExplainUseSerializer._declared_fields["step"] = ExplainStepSerializer(required=False)
+
+
+class InputRowRefSerializer(serializers.Serializer):
+    """An input row a derivation reaches, with the pushes that brought it."""
+
+    input = serializers.CharField()
+    row = RowField()
+    weight = serializers.IntegerField()
+    tick = serializers.IntegerField(help_text="the tick it is a row of")
+    before = serializers.IntegerField(required=False, help_text="a change: its weight before")
+    after = serializers.IntegerField(required=False)
+    pushes = PushRefSerializer(many=True, help_text="its pushes (the latest ones)")
+    pushes_count = serializers.IntegerField(help_text="its pushes in all")
+
+
+class ExplanationSerializer(serializers.Serializer):
+    """Why a row is in a view at a tick (`contents`) and why it changed then (`change`)."""
+
+    run = serializers.IntegerField()
+    tick = serializers.IntegerField()
+    view = serializers.CharField(allow_null=True)
+    node = serializers.CharField()
+    iteration = IterationField(allow_null=True)
+    row = RowField()
+    weight = serializers.IntegerField(help_text="at the tick")
+    before = serializers.IntegerField(help_text="at the tick before")
+    truncated = serializers.BooleanField()
+    contents = ExplainStepSerializer(allow_null=True, help_text="the derivation of its weight (null: absent)")
+    change = ExplainStepSerializer(allow_null=True, help_text="of its change (null: it did not change)")
+    inputs = InputRowRefSerializer(many=True, help_text="the input rows the contents derivation reaches")
+    causes = InputRowRefSerializer(many=True, help_text="the tick's input changes the change uses")
+    # a queued explanation, done
+    id = serializers.IntegerField(required=False, help_text="a queued explanation's")
+    status = serializers.ChoiceField(choices=["done"], required=False)
+    url = serializers.CharField(required=False)
+
+
+class QueuedErrorSerializer(serializers.Serializer):
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    errors = serializers.ListField(child=serializers.DictField())
+
+
+class QueuedExplanationSerializer(serializers.Serializer):
+    """An explanation queued (a large log): poll `url` until it is done."""
+
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["queued", "running", "failed"])
+    url = serializers.CharField()
+    error = QueuedErrorSerializer(required=False, help_text="failed: the error answer the request would have had")
+
+
+# --- POST /api/runs/<id>/verify/, GET .../verify/<vid>/ (runs/verify.py, workers/verify.py) ---
+
+class ViewDifferenceSerializer(serializers.Serializer):
+    missing = WeightedRowSerializer(many=True, help_text="rows the incremental output lacks (the first ones)")
+    extra = WeightedRowSerializer(many=True, help_text="rows it has too many of (the first ones)")
+    missing_count = serializers.IntegerField(required=False, help_text="all missing rows")
+    extra_count = serializers.IntegerField(required=False, help_text="all extra rows")
+
+
+class VerificationSerializer(serializers.Serializer):
+    """A verification of a run's views at a tick against a recomputation from its log."""
+
+    id = serializers.IntegerField()
+    run = serializers.IntegerField()
+    tick = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=VerificationStatus.choices)
+    progress = serializers.FloatField(help_text="0..1")
+    method = serializers.ChoiceField(choices=["reference", "spark"], allow_null=True, help_text="what recomputed the views")
+    error = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    ok = serializers.BooleanField(required=False, help_text="done: whether every view agrees")
+    views = serializers.DictField(child=ViewDifferenceSerializer(), required=False, help_text="done: view -> its differing rows, for the views that differ")
+
+
+class QueuedVerificationSerializer(VerificationSerializer):
+    url = serializers.CharField(help_text="poll it here")
+
+
+# --- GET /api/runs/<id>/inputs/<input>/rows/ (runs/input_tables.py) ---------------------------
+
+class InputRowsSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = WeightedRowSerializer(many=True)
+    input = serializers.CharField()
+    through_sequence = serializers.IntegerField(help_text="the pushes up to this sequence number are in the rows")
+
+
+# --- GET /api/runs/<id>/nodes/<node>/ (runs/inspection.py, runs/node_pages.py) ---------------
+
+NODE_KINDS = ["delta", "integral"]
+
+
+class NodeInspectionPendingSerializer(serializers.Serializer):
+    """The tick's inspection is being computed (202; poll again), or it failed (200,
+    once: the next request tries again)."""
+
+    status = serializers.ChoiceField(choices=["queued", "running", "failed"])
+    progress = serializers.FloatField(help_text="0..1")
+    run = serializers.IntegerField()
+    tick = serializers.IntegerField()
+    node = serializers.CharField()
+    kind = serializers.ChoiceField(choices=NODE_KINDS)
+    error = serializers.CharField(required=False, help_text="failed: why")
+
+
+class NodeColumnSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.CharField()
+    nullable = serializers.BooleanField()
+
+
+class NodeIterationRowsSerializer(serializers.Serializer):
+    iteration = IterationField()
+    rows = serializers.IntegerField()
+
+
+class NodeSizesSerializer(serializers.Serializer):
+    delta_rows = serializers.IntegerField()
+    integral_rows = serializers.IntegerField()
+    inserted = serializers.IntegerField()
+    deleted = serializers.IntegerField()
+    iterations = NodeIterationRowsSerializer(many=True, allow_null=True, help_text="inside fixed points: rows at each inner iteration of the tick")
+
+
+class NodePageSerializer(serializers.Serializer):
+    """A page of a node's delta at a tick or its contents through it."""
+
+    status = serializers.ChoiceField(choices=["done"])
+    run = serializers.IntegerField()
+    tick = serializers.IntegerField()
+    node = serializers.CharField()
+    kind = serializers.ChoiceField(choices=NODE_KINDS)
+    operator = serializers.CharField(allow_null=True, help_text="the operator's kind (null: not an operator)")
+    export = serializers.CharField(required=False, help_text="a fixed point: the export shown")
+    method = serializers.CharField(allow_null=True, help_text="what computed the inspection")
+    columns = NodeColumnSerializer(many=True)
+    rows = WeightedRowSerializer(many=True)
+    count = serializers.IntegerField(help_text="rows selected")
+    total = serializers.IntegerField(help_text="rows of the node's delta or contents")
+    page = serializers.IntegerField()
+    page_size = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    sort = serializers.CharField(allow_null=True)
+    desc = serializers.BooleanField()
+    filters = serializers.ListField(child=serializers.CharField(), help_text="column:value")
+    q = serializers.CharField(allow_null=True)
+    sign = serializers.ChoiceField(choices=["positive", "negative"], allow_null=True)
+    sizes = NodeSizesSerializer()
+    stats = serializers.DictField(help_text="the run's own stats of the node at the tick (rows_in, rows_out, state_rows, "
+                                            "ms; the live protocol's NodeStats), or {} when it has none")

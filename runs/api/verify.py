@@ -14,16 +14,14 @@ from circuits.services import ServiceError
 from ..access import readable_run
 from ..fair_queue import requester_of
 from ..verify import request_verification, verification_json
+from .serializers import QueuedVerificationSerializer, VerificationSerializer
 
-VERIFICATION = {"type": "object", "description": "id, run, tick, status (queued|running|done|failed), progress (0..1), "
-                "method (reference|spark), error; when done: ok, and views: {view: {missing, extra, missing_count, "
-                "extra_count}} (rows with weights) for the views that differ"}
 LATEST = 20
 
 
 class VerifyView(APIView):
     @extend_schema(parameters=[OpenApiParameter("tick", int, description="0 up to the current tick; default: the current tick")],
-                   request=None, responses={202: VERIFICATION, 400: ErrorSerializer,
+                   request=None, responses={202: QueuedVerificationSerializer, 400: ErrorSerializer,
                                                        429: OpenApiResponse(ErrorSerializer, description="past the "
                                                                             "requester's cap; see Retry-After")})
     def post(self, request, pk):
@@ -41,14 +39,14 @@ class VerifyView(APIView):
         v = request_verification(run, tick, requester_of(request, run))
         return Response(verification_json(v) | {"url": f"/api/runs/{run.pk}/verify/{v.pk}/"}, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(operation_id="runs_verify_list", responses={200: {"type": "array", "items": VERIFICATION}})
+    @extend_schema(operation_id="runs_verify_list", responses={200: VerificationSerializer(many=True)})
     def get(self, request, pk):
         run = readable_run(request, pk)
         return Response([verification_json(v) for v in run.verifications.order_by("-id")[:LATEST]])
 
 
 class VerificationView(APIView):
-    @extend_schema(operation_id="runs_verification_retrieve", responses={200: VERIFICATION, 404: OpenApiResponse(ErrorSerializer)})
+    @extend_schema(operation_id="runs_verification_retrieve", responses={200: VerificationSerializer, 404: OpenApiResponse(ErrorSerializer)})
     def get(self, request, pk, vid):
         run = readable_run(request, pk)
         v = run.verifications.filter(pk=vid).first()

@@ -10,7 +10,7 @@ from circuits import services
 from runs.models import Push, Run
 from tests.conftest import example
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("api_answers_follow_the_schema")]
 
 TICKS = [  # examples/circuits/transitive_closure.pushes.jsonl
     [{"insert": {"src": 0, "dst": 1}}, {"insert": {"src": 1, "dst": 2}}, {"insert": {"src": 2, "dst": 3}}],

@@ -23,7 +23,7 @@ from runs.models import Inspection, Push, Run, TickOutput
 from tests.conftest import EXAMPLES, example
 from workers.inspection import inspect
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("api_answers_follow_the_schema")]
 
 TRANSACTIONS = [(0, 1, 2, 50), (1, 2, 3, 30), (2, 3, 1, 20)]  # id, from_acct, to_acct, amount: one tick each
 EDGES = [[(0, 1, 1), (1, 2, 1), (2, 3, 1)], [(3, 4, 1)], [(1, 2, -1)], [(1, 2, 1), (0, 1, -1)]]  # src, dst, weight per tick

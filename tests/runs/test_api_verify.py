@@ -6,7 +6,7 @@ import pytest
 from runs.models import Verification
 from tests.runs.ticked_run import run  # noqa: F401
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("api_answers_follow_the_schema")]
 
 
 @pytest.fixture

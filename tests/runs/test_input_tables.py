@@ -13,7 +13,7 @@ from runs import input_log
 from runs.models import InputRow, Push, Run
 from tests.conftest import example
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("api_answers_follow_the_schema")]
 
 ADA = {"id": 1, "customer": "ada", "amount": 250}
 BOB = {"id": 2, "customer": "bob", "amount": 30}

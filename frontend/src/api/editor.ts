@@ -56,7 +56,8 @@ export const editorApi = {
   operators: () => request<Operator[]>('GET', '/api/operators/'),
   circuitFormat: () => request<JsonSchema>('GET', '/api/circuit-format/'),
   validate: (document: Doc) => request<Validation>('POST', '/api/validate/', { document }),
-  plan: (document: Doc) => request<Doc>('POST', '/api/plan/', { document }),
+  /** The compiled plan, as a circuit document (the server's Plan, runs as shown). */
+  plan: (document: Doc) => request<ApiSchemas['Plan']>('POST', '/api/plan/', { document }),
 
   listCircuits: (opts: { search?: string; tag?: string; scope?: Scope; page?: number }) =>
     request<Page<EditorCircuit>>('GET', `/api/circuits/${query(opts)}`),

@@ -875,7 +875,7 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly error_at: string | null;
-            kind: components["schemas"]["KindEnum"];
+            kind: components["schemas"]["ConnectorKindEnum"];
             readonly last_error: string;
             readonly last_tick: number;
             name: string;
@@ -888,9 +888,17 @@ export interface components {
             /** @description running, paused (the run is), retrying or failed */
             readonly state: string;
         };
+        /**
+         * @description * `kafka_source` - Kafka Source
+         *     * `file_source` - File Source
+         *     * `kafka_sink` - Kafka Sink
+         *     * `file_sink` - File Sink
+         * @enum {string}
+         */
+        ConnectorKindEnum: "kafka_source" | "file_source" | "kafka_sink" | "file_sink";
         ConnectorRequest: {
             config?: unknown;
-            kind: components["schemas"]["KindEnum"];
+            kind: components["schemas"]["ConnectorKindEnum"];
             name: string;
             node: string;
             /** @description client options that are secrets (e.g. sasl.password): stored, never returned */
@@ -917,10 +925,118 @@ export interface components {
         DocumentRequest: {
             document: unknown;
         };
+        /**
+         * @description * `done` - done
+         * @enum {string}
+         */
+        DoneStatusEnum: "done";
         /** @description The body of every 4xx answer. */
         Error: {
             detail: string;
             errors: components["schemas"]["Problem"][];
+        };
+        ExplainGroup: {
+            /** @description rows the operator dropped (a window's late rows) */
+            dropped?: boolean;
+            label: string;
+            offset: number;
+            /** @description its uses in all (a page of them is shown) */
+            total: number;
+            uses: components["schemas"]["ExplainUse"][];
+        };
+        /**
+         * @description * `contents` - contents
+         *     * `change` - change
+         *     * `value` - value
+         * @enum {string}
+         */
+        ExplainModeEnum: "contents" | "change" | "value";
+        /** @description One operator's part in the derivation of a row. */
+        ExplainStep: {
+            after?: number;
+            /** @description a change: the row's weight before */
+            before?: number;
+            first_iteration: boolean;
+            fixedpoint: string | null;
+            groups: components["schemas"]["ExplainGroup"][];
+            id: number;
+            /** @description inside a fixed point its iteration (a list when nested), else null */
+            iteration: (number | number[]) | null;
+            kind: string;
+            /**
+             * @description value: a circuit with z⁻¹, I or D runs as drawn: the node's value at `tick`
+             *
+             *     * `contents` - contents
+             *     * `change` - change
+             *     * `value` - value
+             */
+            mode: components["schemas"]["ExplainModeEnum"];
+            node: string;
+            note: string;
+            /** @description an input's step: its pushes (the latest ones) */
+            pushes?: components["schemas"]["PushRef"][];
+            pushes_count?: number;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            tick: number;
+            weight: number;
+        };
+        /**
+         * @description A row an operator used to make its step's row; `step` explains it in turn (or `ref`
+         *     names a step already shown).
+         */
+        ExplainUse: {
+            /** @description a change: its weight after */
+            after?: number;
+            /** @description a change: its weight before */
+            before?: number;
+            followed: boolean;
+            /** @description inside a fixed point its iteration (a list when nested), else null */
+            iteration: (number | number[]) | null;
+            node: string;
+            port: string;
+            /** @description the id of the step shown already that explains it */
+            ref?: number;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            step?: components["schemas"]["ExplainStep"];
+            /** @description the tick it is a row of, when not its step's (z⁻¹, I, D, a window's late row) */
+            tick?: number;
+            weight: number;
+        };
+        /** @description Why a row is in a view at a tick (`contents`) and why it changed then (`change`). */
+        Explanation: {
+            /** @description at the tick before */
+            before: number;
+            /** @description the tick's input changes the change uses */
+            causes: components["schemas"]["InputRowRef"][];
+            /** @description of its change (null: it did not change) */
+            change: components["schemas"]["ExplainStep"] | null;
+            /** @description the derivation of its weight (null: absent) */
+            contents: components["schemas"]["ExplainStep"] | null;
+            /** @description a queued explanation's */
+            id?: number;
+            /** @description the input rows the contents derivation reaches */
+            inputs: components["schemas"]["InputRowRef"][];
+            /** @description inside a fixed point its iteration (a list when nested), else null */
+            iteration: (number | number[]) | null;
+            node: string;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            run: number;
+            status?: components["schemas"]["DoneStatusEnum"];
+            tick: number;
+            truncated: boolean;
+            url?: string;
+            view: string | null;
+            /** @description at the tick */
+            weight: number;
         };
         ExportedSql: {
             errors: {
@@ -932,6 +1048,19 @@ export interface components {
             /** @description default: '<name> (fork)' */
             name?: string;
         };
+        /**
+         * @description * `stream` - stream
+         *     * `linear` - linear
+         *     * `lifted` - lifted
+         *     * `delta` - delta
+         *     * `fixedpoint` - fixedpoint
+         *     * `boundary` - boundary
+         *     * `inner delay` - inner delay
+         *     * `recomputed` - recomputed
+         *     * `delta per iteration` - delta per iteration
+         * @enum {string}
+         */
+        FormEnum: "stream" | "linear" | "lifted" | "delta" | "fixedpoint" | "boundary" | "inner delay" | "recomputed" | "delta per iteration";
         FrontierNode: {
             /** @description fixed points */
             converged?: boolean[];
@@ -972,14 +1101,51 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "unavailable";
-        /**
-         * @description * `kafka_source` - Kafka Source
-         *     * `file_source` - File Source
-         *     * `kafka_sink` - Kafka Sink
-         *     * `file_sink` - File Sink
-         * @enum {string}
-         */
-        KindEnum: "kafka_source" | "file_source" | "kafka_sink" | "file_sink";
+        IncrementalForm: {
+            /**
+             * @description how the node runs in the plan (inside a fixed point: per iteration)
+             *
+             *     * `stream` - stream
+             *     * `linear` - linear
+             *     * `lifted` - lifted
+             *     * `delta` - delta
+             *     * `fixedpoint` - fixedpoint
+             *     * `boundary` - boundary
+             *     * `inner delay` - inner delay
+             *     * `recomputed` - recomputed
+             *     * `delta per iteration` - delta per iteration
+             */
+            form: components["schemas"]["FormEnum"];
+            /** @description what its incremental form keeps */
+            state: string[];
+        };
+        /** @description An input row a derivation reaches, with the pushes that brought it. */
+        InputRowRef: {
+            after?: number;
+            /** @description a change: its weight before */
+            before?: number;
+            input: string;
+            /** @description its pushes (the latest ones) */
+            pushes: components["schemas"]["PushRef"][];
+            /** @description its pushes in all */
+            pushes_count: number;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            /** @description the tick it is a row of */
+            tick: number;
+            weight: number;
+        };
+        InputRows: {
+            count: number;
+            input: string;
+            next: string | null;
+            previous: string | null;
+            results: components["schemas"]["WeightedRow"][];
+            /** @description the pushes up to this sequence number are in the rows */
+            through_sequence: number;
+        };
         LoggedIn: {
             username: string;
         };
@@ -1003,6 +1169,83 @@ export interface components {
              * @default
              */
             message: string;
+        };
+        NodeAnswer: components["schemas"]["NodePage"] | components["schemas"]["NodeInspectionPending"];
+        NodeColumn: {
+            name: string;
+            nullable: boolean;
+            type: string;
+        };
+        /**
+         * @description The tick's inspection is being computed (202; poll again), or it failed (200,
+         *     once: the next request tries again).
+         */
+        NodeInspectionPending: {
+            /** @description failed: why */
+            error?: string;
+            kind: components["schemas"]["NodeKindEnum"];
+            node: string;
+            /**
+             * Format: double
+             * @description 0..1
+             */
+            progress: number;
+            run: number;
+            status: components["schemas"]["PendingStatusEnum"];
+            tick: number;
+        };
+        NodeIterationRows: {
+            /** @description inside a fixed point its iteration (a list when nested), else null */
+            iteration: (number | number[]) | null;
+            rows: number;
+        };
+        /**
+         * @description * `delta` - delta
+         *     * `integral` - integral
+         * @enum {string}
+         */
+        NodeKindEnum: "delta" | "integral";
+        /** @description A page of a node's delta at a tick or its contents through it. */
+        NodePage: {
+            columns: components["schemas"]["NodeColumn"][];
+            /** @description rows selected */
+            count: number;
+            desc: boolean;
+            /** @description a fixed point: the export shown */
+            export?: string;
+            /** @description column:value */
+            filters: string[];
+            kind: components["schemas"]["NodeKindEnum"];
+            /** @description what computed the inspection */
+            method: string | null;
+            node: string;
+            /** @description the operator's kind (null: not an operator) */
+            operator: string | null;
+            page: number;
+            page_size: number;
+            pages: number;
+            q: string | null;
+            rows: components["schemas"]["WeightedRow"][];
+            run: number;
+            sign: (components["schemas"]["RowSignEnum"] | components["schemas"]["NullEnum"]) | null;
+            sizes: components["schemas"]["NodeSizes"];
+            sort: string | null;
+            /** @description the run's own stats of the node at the tick (rows_in, rows_out, state_rows, ms; the live protocol's NodeStats), or {} when it has none */
+            stats: {
+                [key: string]: unknown;
+            };
+            status: components["schemas"]["DoneStatusEnum"];
+            tick: number;
+            /** @description rows of the node's delta or contents */
+            total: number;
+        };
+        NodeSizes: {
+            deleted: number;
+            delta_rows: number;
+            inserted: number;
+            integral_rows: number;
+            /** @description inside fixed points: rows at each inner iteration of the tick */
+            iterations: components["schemas"]["NodeIterationRows"][] | null;
         };
         /** @enum {unknown} */
         NullEnum: null;
@@ -1082,6 +1325,74 @@ export interface components {
          * @enum {string}
          */
         PathsEnum: "skipped" | "reference" | "row" | "arrow" | "spark";
+        /**
+         * @description * `queued` - queued
+         *     * `running` - running
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        PendingStatusEnum: "queued" | "running" | "failed";
+        /** @description The compiled plan of a circuit document, as a circuit document. */
+        Plan: {
+            edges: components["schemas"]["PlanEdge"][];
+            format: string;
+            /**
+             * @description literal: a circuit with z⁻¹, I or D runs as drawn
+             *
+             *     * `literal` - literal
+             *     * `incremental` - incremental
+             */
+            mode: components["schemas"]["PlanModeEnum"];
+            nodes: components["schemas"]["PlanNode"][];
+            version: number;
+        };
+        PlanEdge: {
+            from: components["schemas"]["PlanPortRef"];
+            to: components["schemas"]["PlanPortRef"];
+        };
+        /**
+         * @description * `literal` - literal
+         *     * `incremental` - incremental
+         * @enum {string}
+         */
+        PlanModeEnum: "literal" | "incremental";
+        /**
+         * @description A node of the document, with the form it runs in; or one the plan inserted (an
+         *     integral I or a delay z⁻¹ of a stateful node's input: `inserted`, `state_of`).
+         */
+        PlanNode: {
+            id: string;
+            /** @description a node of the document: its form */
+            incremental?: components["schemas"]["IncrementalForm"];
+            /** @description a node the plan inserted */
+            inserted?: boolean;
+            kind: string;
+            label?: string;
+            params: {
+                [key: string]: unknown;
+            };
+            /** @description as the document placed it (none: not placed) */
+            position?: components["schemas"]["PlanPosition"];
+            /** @description an inserted node: the node whose state it is */
+            state_of?: string;
+            /** @description a fixed point's body */
+            subcircuit?: components["schemas"]["PlanSubcircuit"];
+        };
+        PlanPortRef: {
+            node: string;
+            port: string;
+        };
+        PlanPosition: {
+            /** Format: double */
+            x: number;
+            /** Format: double */
+            y: number;
+        };
+        PlanSubcircuit: {
+            edges: components["schemas"]["PlanEdge"][];
+            nodes: components["schemas"]["PlanNode"][];
+        };
+        PolledExplanation: components["schemas"]["Explanation"] | components["schemas"]["QueuedExplanation"];
         /** @description One problem; which keys are present depends on where it is. */
         Problem: {
             /** @description column, request field or 'header' */
@@ -1159,12 +1470,74 @@ export interface components {
             sequence: number;
             readonly token: string;
         };
+        /** @description A logged push of an input row. */
+        PushRef: {
+            /** Format: date-time */
+            received_at: string;
+            /** @description a row: column -> value */
+            row: {
+                [key: string]: unknown;
+            };
+            sequence: number;
+            /** @description the tick that applied it */
+            tick: number;
+            /** @description who pushed it (null: the user is gone) */
+            user: string | null;
+            weight: number;
+        };
         PushResult: {
             /** @description true when the Idempotency-Key was seen before */
             duplicate: boolean;
             sequence: number;
             /** @description completion token 'run:sequence' */
             token: string;
+        };
+        QueuedError: {
+            detail: string;
+            errors: {
+                [key: string]: unknown;
+            }[];
+            status: number;
+        };
+        /** @description An explanation queued (a large log): poll `url` until it is done. */
+        QueuedExplanation: {
+            /** @description failed: the error answer the request would have had */
+            error?: components["schemas"]["QueuedError"];
+            id: number;
+            status: components["schemas"]["PendingStatusEnum"];
+            url: string;
+        };
+        /** @description A verification of a run's views at a tick against a recomputation from its log. */
+        QueuedVerification: {
+            /** Format: date-time */
+            created_at: string;
+            error: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            /**
+             * @description what recomputed the views
+             *
+             *     * `reference` - reference
+             *     * `spark` - spark
+             */
+            method: (components["schemas"]["VerificationMethodEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description done: whether every view agrees */
+            ok?: boolean;
+            /**
+             * Format: double
+             * @description 0..1
+             */
+            progress: number;
+            run: number;
+            status: components["schemas"]["VerificationStatusEnum"];
+            tick: number;
+            /** @description poll it here */
+            url: string;
+            /** @description done: view -> its differing rows, for the views that differ */
+            views?: {
+                [key: string]: components["schemas"]["ViewDifference"];
+            };
         };
         Registered: {
             username: string;
@@ -1174,6 +1547,12 @@ export interface components {
             password: string;
             username: string;
         };
+        /**
+         * @description * `positive` - positive
+         *     * `negative` - negative
+         * @enum {string}
+         */
+        RowSignEnum: "positive" | "negative";
         Run: {
             readonly circuit: number;
             /** Format: date-time */
@@ -1319,6 +1698,50 @@ export interface components {
             };
             valid: boolean;
         };
+        /** @description A verification of a run's views at a tick against a recomputation from its log. */
+        Verification: {
+            /** Format: date-time */
+            created_at: string;
+            error: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            /**
+             * @description what recomputed the views
+             *
+             *     * `reference` - reference
+             *     * `spark` - spark
+             */
+            method: (components["schemas"]["VerificationMethodEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description done: whether every view agrees */
+            ok?: boolean;
+            /**
+             * Format: double
+             * @description 0..1
+             */
+            progress: number;
+            run: number;
+            status: components["schemas"]["VerificationStatusEnum"];
+            tick: number;
+            /** @description done: view -> its differing rows, for the views that differ */
+            views?: {
+                [key: string]: components["schemas"]["ViewDifference"];
+            };
+        };
+        /**
+         * @description * `reference` - reference
+         *     * `spark` - spark
+         * @enum {string}
+         */
+        VerificationMethodEnum: "reference" | "spark";
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `done` - Done
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        VerificationStatusEnum: "queued" | "running" | "done" | "failed";
         Version: {
             /** Format: date-time */
             readonly created_at: string;
@@ -1352,6 +1775,16 @@ export interface components {
             /** Format: int64 */
             number: number;
         };
+        ViewDifference: {
+            /** @description rows it has too many of (the first ones) */
+            extra: components["schemas"]["WeightedRow"][];
+            /** @description all extra rows */
+            extra_count?: number;
+            /** @description rows the incremental output lacks (the first ones) */
+            missing: components["schemas"]["WeightedRow"][];
+            /** @description all missing rows */
+            missing_count?: number;
+        };
         /**
          * @description * `private` - Private
          *     * `unlisted` - Unlisted
@@ -1359,6 +1792,13 @@ export interface components {
          * @enum {string}
          */
         VisibilityEnum: "private" | "unlisted" | "public";
+        WeightedRow: {
+            /** @description a row: column -> value */
+            data: {
+                [key: string]: unknown;
+            };
+            weight: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -3090,9 +3530,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Plan"];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
@@ -3801,15 +4239,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["Explanation"];
                 };
             };
+            /** @description a log over EXPLAIN_SYNC_MAX_ROWS rows: the explanation is queued: poll its url */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["QueuedExplanation"];
                 };
             };
             400: {
@@ -3872,7 +4311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["PolledExplanation"];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
@@ -4105,7 +4544,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["InputRows"];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
@@ -4189,7 +4628,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["NodeAnswer"];
                 };
             };
             202: {
@@ -4197,7 +4636,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["NodeInspectionPending"];
                 };
             };
             400: {
@@ -4763,7 +5202,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>[];
+                    "application/json": components["schemas"]["Verification"][];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */
@@ -4828,7 +5267,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["QueuedVerification"];
                 };
             };
             400: {
@@ -4909,7 +5348,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["Verification"];
                 };
             };
             /** @description Bad input: `errors` names each node/port/param or row/field. */

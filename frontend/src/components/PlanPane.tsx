@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'react';
 import { editorApi } from '../api/editor';
 import { CircuitCanvas } from '../editor/CircuitCanvas';
+import type { ApiSchemas } from '../api';
 import type { Doc, DocNode } from '../editor/model';
 import { ErrorText, messagesOf } from './ErrorText';
 
@@ -14,7 +15,7 @@ export const PLAN_MIN_ZOOM = 0.7;
 const planNodeClass = (node: DocNode) => (node.inserted === true ? 'inserted' : undefined);
 
 export function PlanPane({ doc, debounceMs = 300 }: { doc: Doc; debounceMs?: number }) {
-  const [plan, setPlan] = useState<Doc | null>(null);
+  const [plan, setPlan] = useState<ApiSchemas['Plan'] | null>(null);
   const [errors, setErrors] = useState<string[]>([]);
   const [loading, setLoading] = useState(true);
   useEffect(() => {
@@ -82,7 +83,7 @@ export function PlanPane({ doc, debounceMs = 300 }: { doc: Doc; debounceMs?: num
             {plan.nodes
               .filter((n) => !n.inserted)
               .map((n) => {
-                const inc = n.incremental as { form?: string; state?: string[] } | undefined;
+                const inc = n.incremental;
                 return (
                   <li key={n.id}>
                     <code>{n.id}</code>: {inc?.form ?? '?'}

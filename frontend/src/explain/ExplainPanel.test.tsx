@@ -35,7 +35,7 @@ const root: Step = {
 const explanation: Explanation = {
   run: 7, tick: 0, view: 'closure', node: 'closure', iteration: null, row: { src: 0, dst: 2 }, weight: 1, before: 1,
   truncated: false, contents: root, change: null,
-  inputs: [0, 1].map((src) => ({ input: 'edges', row: { src, dst: src + 1 }, weight: 1, pushes: [{ ...push, row: { src, dst: src + 1 } }], pushes_count: 1 })),
+  inputs: [0, 1].map((src) => ({ input: 'edges', row: { src, dst: src + 1 }, weight: 1, tick: 0, pushes: [{ ...push, row: { src, dst: src + 1 } }], pushes_count: 1 })),
   causes: [],
 };
 

@@ -1,86 +1,21 @@
 // Explain a row (docs/api.md): GET /api/runs/<id>/explain/?view=&row=&tick= answers why
 // the row is in the view at the tick and why it changed then, operator by operator.
-import { ApiError, errorMessages, request, type Row } from '../api';
+import { ApiError, errorMessages, request, type ApiSchemas, type Row } from '../api';
 
-export interface PushRef {
-  sequence: number;
-  tick: number;
-  received_at: string;
-  user: string | null;
-  weight: number;
-  row: Row;
-}
+// The answer's types are the server's (runs/api/serializers.py, generated into
+// api/schema.d.ts by ./scripts/api-types): a field added, renamed or dropped on either
+// side fails the type check.
 
-export interface Use {
-  port: string;
-  node: string;
-  iteration: number | number[] | null;
-  row: Row;
-  weight: number;
-  before?: number;
-  after?: number;
-  /** The tick it is a row of, when not its step's (z⁻¹, I, D, a window's late row). */
-  tick?: number;
-  followed: boolean;
-  step?: Step;
-  ref?: number;
-}
-
-export interface Group {
-  label: string;
-  total: number;
-  offset: number;
-  /** Rows the operator dropped (a window's late rows): not part of the row. */
-  dropped?: boolean;
-  uses: Use[];
-}
-
-export interface Step {
-  id: number;
-  node: string;
-  kind: string;
-  /** value: a circuit with z⁻¹, I or D runs as drawn: the node's stream value at `tick`. */
-  mode: 'contents' | 'change' | 'value';
-  tick: number;
-  iteration: number | number[] | null;
-  first_iteration: boolean;
-  fixedpoint: string | null;
-  row: Row;
-  weight: number;
-  before?: number;
-  after?: number;
-  note: string;
-  groups: Group[];
-  pushes?: PushRef[];
-  pushes_count?: number;
-}
-
-export interface InputRowRef {
-  input: string;
-  row: Row;
-  weight: number;
-  tick?: number;
-  before?: number;
-  after?: number;
-  pushes: PushRef[];
-  pushes_count: number;
-}
-
-export interface Explanation {
-  run: number;
-  tick: number;
-  view: string | null;
-  node: string;
-  iteration: number | number[] | null;
-  row: Row;
-  weight: number;
-  before: number;
-  truncated: boolean;
-  contents: Step | null;
-  change: Step | null;
-  inputs: InputRowRef[];
-  causes: InputRowRef[];
-}
+/** A logged push of an input row. */
+export type PushRef = ApiSchemas['PushRef'];
+/** A row an operator used; `step` explains it in turn, `ref` names a step shown already. */
+export type Use = ApiSchemas['ExplainUse'];
+export type Group = ApiSchemas['ExplainGroup'];
+/** One operator's part in a row's derivation (mode value: a circuit with z⁻¹, I or D
+ * runs as drawn: the node's stream value at `tick`). */
+export type Step = ApiSchemas['ExplainStep'];
+export type InputRowRef = ApiSchemas['InputRowRef'];
+export type Explanation = ApiSchemas['Explanation'];
 
 /** What to explain: a row of a view (or of any node, at an iteration inside a fixed point). */
 export interface ExplainTarget {
@@ -106,12 +41,7 @@ export function explainPath(runId: number, target: ExplainTarget): string {
 }
 
 /** A log too large to explain in the request: queued (202), polled until done. */
-interface Queued {
-  id: number;
-  status: 'queued' | 'running' | 'done' | 'failed';
-  url: string;
-  error?: { status: number; detail: string; errors: unknown[] };
-}
+type Queued = ApiSchemas['QueuedExplanation'];
 
 export const POLL_MS = 500;
 

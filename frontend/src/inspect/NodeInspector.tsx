@@ -7,7 +7,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { ErrorText, messagesOf } from '../components/ErrorText';
 import { formatValue, formatWeight } from '../format';
-import { computing, inspectApi, SORT_WEIGHT, type NodeKind, type NodePage, type NodeQuery, type Sign } from './inspectApi';
+import { computing, inspectApi, SORT_WEIGHT, type DonePage, type NodeKind, type NodeQuery, type PendingPage, type Sign } from './inspectApi';
 import { PageCache, pagesFor } from './pageCache';
 import './inspect.css';
 
@@ -67,8 +67,8 @@ export function NodeInspector({ runId, node, operator, currentTick, onClose, pol
   );
   const key = useMemo(() => JSON.stringify([runId, node, base]), [runId, node, base]);
 
-  const [head, setHead] = useState<{ key: string; page: NodePage } | null>(null);
-  const [pending, setPending] = useState<NodePage | null>(null);
+  const [head, setHead] = useState<{ key: string; page: DonePage } | null>(null);
+  const [pending, setPending] = useState<PendingPage | null>(null);
   const [errors, setErrors] = useState<string[]>([]);
   const [, setLoadedPages] = useState(0);
   const cacheRef = useRef(new PageCache(pageSize));
@@ -101,12 +101,12 @@ export function NodeInspector({ runId, node, operator, currentTick, onClose, pol
             return;
           }
           setPending(null);
-          if (page.status === 'failed') {
+          if (page.status !== 'done') {
             setHead(null);
             setErrors([`The inspection of tick ${page.tick} failed: ${page.error ?? 'unknown error'}`]);
             return;
           }
-          cache.put(1, page.rows ?? []);
+          cache.put(1, page.rows);
           setHead({ key, page });
           if (scrollRef.current) scrollRef.current.scrollTop = 0;
         },
@@ -145,7 +145,7 @@ export function NodeInspector({ runId, node, operator, currentTick, onClose, pol
       inspectApi.nodePage(runId, node, { ...base, page }).then(
         (answer) => {
           if (cacheRef.current !== cache) return;
-          cache.put(page, answer.rows ?? []);
+          cache.put(page, answer.status === 'done' ? answer.rows : []);
           setLoadedPages(cache.loaded);
         },
         (error) => {

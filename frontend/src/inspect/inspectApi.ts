@@ -1,13 +1,11 @@
 // The node inspector's REST call (docs/api.md): GET /api/runs/<id>/nodes/<node>/ pages a
 // node's delta or contents at a tick. The first request for a tick answers 202 while a
 // worker recomputes every node of that tick; the panel polls until it is done.
-import { request } from '../api';
-import type { Column } from '../api';
+import { request, type ApiSchemas } from '../api';
 import type { NodeStats } from '../api/runs';
-import type { WeightedRow } from '../zset';
 
-export type NodeKind = 'delta' | 'integral';
-export type Sign = 'positive' | 'negative';
+export type NodeKind = ApiSchemas['NodeKindEnum'];
+export type Sign = ApiSchemas['RowSignEnum'];
 /** The weight's sort key (a name no column can have). */
 export const SORT_WEIGHT = '@weight';
 
@@ -24,36 +22,19 @@ export interface NodeQuery {
   sign?: Sign | null;
 }
 
-export interface NodeSizes {
-  delta_rows: number;
-  integral_rows: number;
-  inserted: number;
-  deleted: number;
-  /** Inside fixed points: rows at each inner iteration of the tick. */
-  iterations: { iteration: number | number[]; rows: number }[] | null;
-}
+// The answer's types are the server's (runs/api/serializers.py, generated into
+// api/schema.d.ts by ./scripts/api-types).
 
-export interface NodePage {
-  status: 'queued' | 'running' | 'done' | 'failed';
-  progress: number;
-  run: number;
-  tick: number;
-  node: string;
-  kind: NodeKind;
-  error?: string;
-  operator?: string | null;
-  export?: string;
-  columns?: Column[];
-  rows?: WeightedRow[];
-  count?: number;
-  total?: number;
-  page?: number;
-  page_size?: number;
-  pages?: number;
-  sizes?: NodeSizes;
-  stats?: NodeStats;
-  method?: string | null;
-}
+export type NodeSizes = ApiSchemas['NodeSizes'];
+
+/** A page of the node (status done); its `stats` are the run's own (the live protocol's
+ * NodeStats), or empty when it has none. */
+export type DonePage = Omit<ApiSchemas['NodePage'], 'stats'> & { stats: Partial<NodeStats> };
+/** The tick's inspection still computed (queued, running: 202) or failed (once; the next
+ * request tries again). */
+export type PendingPage = ApiSchemas['NodeInspectionPending'];
+/** What GET /api/runs/<id>/nodes/<node>/ answers (the schema's NodeAnswer). */
+export type NodePage = DonePage | PendingPage;
 
 export function nodeUrl(runId: number, node: string, query: NodeQuery): string {
   const params = new URLSearchParams({
@@ -76,4 +57,5 @@ export const inspectApi = {
   nodePage: (runId: number, node: string, query: NodeQuery) => request<NodePage>('GET', nodeUrl(runId, node, query)),
 };
 
-export const computing = (page: NodePage) => page.status === 'queued' || page.status === 'running';
+export const computing = (page: NodePage): page is PendingPage & { status: 'queued' | 'running' } =>
+  page.status === 'queued' || page.status === 'running';
