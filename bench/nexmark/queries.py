@@ -100,6 +100,22 @@ ORACLE = {
     "q12": f"""
         SELECT bidder, COUNT(*) AS bid_count, ws AS starttime, ws + INTERVAL 10 SECOND AS endtime
         FROM (SELECT bidder, {_BUCKET.format(size="10 SECOND")} AS ws FROM bid) GROUP BY bidder, ws""",
+    "q15": """
+        SELECT CAST(date_time AS DATE) AS day, COUNT(*),
+               COUNT(*) FILTER (WHERE price < 10000), COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(*) FILTER (WHERE price >= 1000000),
+               COUNT(DISTINCT bidder), COUNT(DISTINCT bidder) FILTER (WHERE price < 10000),
+               COUNT(DISTINCT bidder) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(DISTINCT bidder) FILTER (WHERE price >= 1000000),
+               COUNT(DISTINCT auction), COUNT(DISTINCT auction) FILTER (WHERE price < 10000),
+               COUNT(DISTINCT auction) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(DISTINCT auction) FILTER (WHERE price >= 1000000)
+        FROM bid GROUP BY CAST(date_time AS DATE)""",
+    "q17": """
+        SELECT auction, CAST(date_time AS DATE) AS day, COUNT(*),
+               COUNT(*) FILTER (WHERE price < 10000), COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(*) FILTER (WHERE price >= 1000000), MIN(price), MAX(price), AVG(price), SUM(price)
+        FROM bid GROUP BY auction, CAST(date_time AS DATE)""",
     "q18": """
         SELECT auction, bidder, price, channel, url, date_time, extra
         FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY date_time DESC) AS rank_number

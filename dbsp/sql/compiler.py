@@ -91,6 +91,7 @@ class Compiler:
         self.view: str = "view"
         self.tables: list[str] = []  # the script's tables, in order
         self.one: Ref | None = None  # the one row SELECT without FROM reads
+        self.filter_names: dict[int, str] = {}  # an unnamed agg(x) FILTER (WHERE c) item -> its name
 
     # ---- problems -------------------------------------------------------------------
     def span(self, node) -> Span | None:
@@ -333,6 +334,7 @@ class Compiler:
                 self.refuse(f"{name} in a view", value, why)
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
+        self.filtered_aggregates(sel)
         scalars = [q for item in sel.expressions for q in outer(item, exp.Subquery, exp.Exists, exp.Select)]
         env = self.with_(sel.args.get("with_"), level, env)
         keyed: list = []  # WHERE equalities a comma join took as its keys
@@ -358,6 +360,34 @@ class Compiler:
             out = self.b.add(level, f"{self.view}_distinct", "distinct", {}, {"in": rel.ref}, self.span(d) or self.span(sel), "DISTINCT")
             rel = Rel(out, rel.cols, rel.lateness)
         return rel
+
+    def filtered_aggregates(self, sel: exp.Select):
+        """`agg(x) FILTER (WHERE c)` in the SELECT list or HAVING is `agg(CASE WHEN c THEN x
+        END)` (aggregates skip NULLs), and `COUNT(*) FILTER (WHERE c)` is `COUNT(CASE WHEN c
+        THEN 1 END)`; rewritten in place, keeping the unnamed item's name."""
+        items = list(sel.expressions) + ([sel.args["having"]] if sel.args.get("having") else [])
+        for item in items:
+            for f in outer(item, exp.Filter):
+                call, where = f.this, f.expression
+                if type(call) not in AGGREGATES or not isinstance(where, exp.Where):
+                    continue  # refused as it stands by the aggregate's checks
+                name = spark_name(f) if f is item else None
+                arg = call.this
+                distinct = isinstance(arg, exp.Distinct)
+                if distinct:
+                    if len(arg.expressions) != 1:
+                        continue
+                    arg = arg.expressions[0]
+                if isinstance(arg, exp.Star) or arg is None:
+                    if type(call) is not exp.Count:
+                        continue
+                    arg = exp.Literal.number(1)
+                case = exp.Case(ifs=[exp.If(this=where.this.copy(), true=arg.copy())])
+                new = call.copy()
+                new.set("this", exp.Distinct(expressions=[case]) if distinct else case)
+                f.replace(new)
+                if name is not None:
+                    self.filter_names[id(new)] = name
 
     def with_(self, with_node, level, env):
         if not with_node:
@@ -1014,7 +1044,7 @@ class Compiler:
             elif name is None and isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
                 name = ident(node.this)
             elif name is None:  # named as Spark names it (`sum(balance)`), as an engine column `sum_balance`
-                sparks[len(names)] = spark_name(node)
+                sparks[len(names)] = self.filter_names.get(id(node)) or spark_name(node)
                 name = engine_name(sparks[len(names)])
             out_cols.append((name, self.expression(node, rel.cols, post)))
             names.append(name)
