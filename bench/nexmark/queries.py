@@ -71,6 +71,12 @@ ORACLE = {
              counts AS (SELECT auction, COUNT(*) AS num, ws FROM hop GROUP BY auction, ws),
              most AS (SELECT ws, MAX(num) AS maxn FROM counts GROUP BY ws)
         SELECT c.auction, c.num FROM counts c JOIN most m ON c.ws = m.ws AND c.num >= m.maxn""",
+    "q7": f"""
+        WITH top AS (SELECT MAX(price) AS maxprice, {_BUCKET.format(size="10 SECOND")} + INTERVAL 10 SECOND AS we
+                     FROM bid GROUP BY {_BUCKET.format(size="10 SECOND")})
+        SELECT B.auction, B.price, B.bidder, B.date_time, B.extra
+        FROM bid B JOIN top ON B.price = top.maxprice
+        WHERE B.date_time >= top.we - INTERVAL 10 SECOND AND B.date_time <= top.we""",
     "q8": f"""
         SELECT P.id, P.name, P.ws FROM
           (SELECT DISTINCT id, name, {_BUCKET.format(size="10 SECOND")} AS ws FROM person) P

@@ -942,7 +942,8 @@ class Compiler:
         for item in items:
             for call in outer(item, *AGGREGATES, exp.AggFunc):  # (a subquery's are its own)
                 if isinstance(call.parent, (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls)):
-                    self.refuse(f"{call.parent.sql()!r}", call.parent, "aggregates take no FILTER / WITHIN GROUP / NULLS clause")
+                    self.refuse(f"{call.parent.sql()!r}", call.parent, "aggregates take no WITHIN GROUP / NULLS clause; FILTER (WHERE ...) "
+                                "only on COUNT(*) and on COUNT, SUM, AVG, MIN, MAX of one expression")
                 if type(call) not in AGGREGATES:
                     self.refuse(f"aggregate {call.sql()!r}", call, "COUNT, SUM, AVG, MIN, MAX and COUNT(DISTINCT)")
                 text = call.sql()

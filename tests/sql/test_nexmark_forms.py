@@ -130,3 +130,51 @@ def test_count_star_filter_is_a_count_of_a_case():
 @given(st.sampled_from(FILTERED), streams())
 def test_filtered_aggregates_equal_duckdb(query, ticks):
     check_against_duckdb(TABLES + f"CREATE VIEW v AS {query};", TABLES, {"v": query}, ticks)
+
+
+# ---- 4. timestamp ± INTERVAL (q7) -------------------------------------------------------
+EVENTS = "CREATE TABLE e (k BIGINT, ts TIMESTAMP);\nCREATE TABLE w (k BIGINT, lo TIMESTAMP);\n"
+MOMENT = st.sampled_from(["2024-01-01T00:00:00", "2024-01-01T00:00:05", "2024-01-01T00:00:10", "2024-01-01T00:01:00",
+                          "2023-12-31T23:59:59", "2024-01-02T00:00:03", None])
+SHIFTED = [
+    "SELECT k, ts + INTERVAL '10' SECOND AS later, ts - INTERVAL '1' DAY AS before FROM e",
+    "SELECT e.k, e.ts FROM e, w WHERE e.k = w.k AND e.ts - INTERVAL '5' SECOND >= w.lo",
+    "SELECT e.k, e.ts, w.lo FROM e JOIN w ON e.k = w.k WHERE e.ts BETWEEN w.lo - INTERVAL '10' SECOND AND w.lo + INTERVAL '2' MINUTE",
+    "SELECT k, MAX(ts) + INTERVAL '3' HOUR AS last_plus FROM e GROUP BY k",
+]
+
+
+@st.composite
+def event_ticks(draw, ticks=3):
+    rows = {"e": [], "w": []}
+    out = []
+    for _ in range(draw(st.integers(1, ticks))):
+        tick = {}
+        for name, col in (("e", "ts"), ("w", "lo")):
+            inserts = draw(st.lists(st.fixed_dictionaries({"k": st.sampled_from([0, 1, None]), col: MOMENT}), max_size=4))
+            deletes = [rows[name].pop(i) for i in sorted(set(draw(st.lists(st.integers(0, 8), max_size=2))), reverse=True) if i < len(rows[name])]
+            rows[name].extend(inserts)
+            tick[name] = [{"insert": r} for r in inserts] + [{"delete": r} for r in deletes]
+        out.append(tick)
+    return out
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SHIFTED), event_ticks())
+def test_timestamp_plus_interval_equals_duckdb(query, ticks):
+    check_against_duckdb(EVENTS + f"CREATE VIEW v AS {query};", EVENTS, {"v": query}, ticks)
+
+
+def test_timestamp_plus_interval_equals_duckdb_on_spark(spark):
+    ticks = [{"e": [{"insert": {"k": 1, "ts": "2024-01-01T00:00:05"}}, {"insert": {"k": 0, "ts": None}}, {"insert": {"k": 1, "ts": "2023-12-31T23:59:59"}}],
+              "w": [{"insert": {"k": 1, "lo": "2024-01-01T00:00:00"}}]},
+             {"e": [{"delete": {"k": 1, "ts": "2024-01-01T00:00:05"}}, {"insert": {"k": 1, "ts": "2024-01-01T00:01:00"}}], "w": []}]
+    script = EVENTS + "".join(f"CREATE VIEW v{i} AS {q};\n" for i, q in enumerate(SHIFTED[:3]))
+    check_against_duckdb(script, EVENTS, {f"v{i}": q for i, q in enumerate(SHIFTED[:3])}, ticks, spark=spark, path="spark")
+
+
+def test_an_interval_of_months_is_refused_with_its_place():
+    from dbsp.sql.errors import SqlError
+
+    with pytest.raises(SqlError, match=r"3:\d+.*INTERVAL '1' MONTH: a whole number of"):
+        compile_sql(EVENTS + "CREATE VIEW v AS SELECT k, ts + INTERVAL '1' MONTH AS t FROM e;")
