@@ -335,6 +335,7 @@ class Compiler:
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
         self.filtered_aggregates(sel)
+        self.group_window(sel)
         scalars = [q for item in sel.expressions for q in outer(item, exp.Subquery, exp.Exists, exp.Select)]
         env = self.with_(sel.args.get("with_"), level, env)
         keyed: list = []  # WHERE equalities a comma join took as its keys
@@ -360,6 +361,50 @@ class Compiler:
             out = self.b.add(level, f"{self.view}_distinct", "distinct", {}, {"in": rel.ref}, self.span(d) or self.span(sel), "DISTINCT")
             rel = Rel(out, rel.cols, rel.lateness)
         return rel
+
+    def group_window(self, sel: exp.Select):
+        """Calcite's group window, as Feldera's Nexmark texts write it: `FROM t [AS a] ...
+        GROUP BY ..., TUMBLE(a.ts, INTERVAL ...)` with TUMBLE_START / TUMBLE_END(a.ts,
+        INTERVAL ...) in the SELECT list is `FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts),
+        INTERVAL ...)) AS a ... GROUP BY ..., window_start, window_end` reading window_start
+        / window_end; rewritten in place."""
+        group = sel.args.get("group")
+        calls = [g for g in (group.expressions if group else []) if isinstance(g, exp.Anonymous) and g.name.upper() == "TUMBLE"]
+        if not calls:
+            return
+        call = calls[0]
+        if len(calls) > 1:
+            self.refuse("two TUMBLE(...) in one GROUP BY", calls[1])
+        if len(call.expressions) != 2 or not isinstance(call.expressions[0], exp.Column) or not isinstance(call.expressions[1], exp.Interval):
+            self.fail("GROUP BY TUMBLE(column, INTERVAL ...) takes a column and an interval", call)
+        src = sel.args.get("from_")
+        table = src.this if src is not None else None
+        if sel.args.get("joins") or not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier) or table.args.get("db"):
+            self.refuse("GROUP BY TUMBLE(...) over anything but one named table", call,
+                        "FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL ...)) GROUP BY window_start, window_end")
+        column, interval = call.expressions
+        alias = table.alias_or_name
+        window = exp.Table(this=exp.Anonymous(this="TUMBLE", expressions=[
+            exp.Column(this=table.this.copy()), exp.Anonymous(this="DESCRIPTOR", expressions=[exp.Column(this=column.this.copy())]), interval.copy()]),
+            alias=exp.TableAlias(this=exp.to_identifier(alias)))
+        same = (column.name.lower(), interval.sql())
+        def bound(name):
+            return exp.Column(this=exp.to_identifier(name), table=exp.to_identifier(alias))
+        for item in list(sel.expressions) + ([sel.args["having"]] if sel.args.get("having") else []):
+            for f in list(item.find_all(exp.Anonymous)):
+                fname = f.name.upper()
+                if fname in ("TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "TUMBLE_PROCTIME"):
+                    if fname not in ("TUMBLE_START", "TUMBLE_END"):
+                        self.refuse(f"{fname}()", f, "TUMBLE_START and TUMBLE_END")
+                    args = f.expressions
+                    if len(args) != 2 or not isinstance(args[0], exp.Column) or (args[0].name.lower(), args[1].sql()) != same:
+                        self.fail(f"{fname} must name the GROUP BY's TUMBLE column and interval: {fname}({call.sql()[7:-1]})", f)
+                    if f is item:
+                        sel.set("expressions", [bound("window_start" if fname == "TUMBLE_START" else "window_end") if e is f else e for e in sel.expressions])
+                    else:
+                        f.replace(bound("window_start" if fname == "TUMBLE_START" else "window_end"))
+        group.set("expressions", [e for g in group.expressions for e in ([bound("window_start"), bound("window_end")] if g is call else [g])])
+        table.replace(window)
 
     def filtered_aggregates(self, sel: exp.Select):
         """`agg(x) FILTER (WHERE c)` in the SELECT list or HAVING is `agg(CASE WHEN c THEN x

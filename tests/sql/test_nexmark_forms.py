@@ -178,3 +178,33 @@ def test_an_interval_of_months_is_refused_with_its_place():
 
     with pytest.raises(SqlError, match=r"3:\d+.*INTERVAL '1' MONTH: a whole number of"):
         compile_sql(EVENTS + "CREATE VIEW v AS SELECT k, ts + INTERVAL '1' MONTH AS t FROM e;")
+
+
+# ---- 5. GROUP BY TUMBLE(ts, INTERVAL ...) as Feldera's Nexmark writes it (q7 q8 q12) -----
+_BUCKET = "time_bucket(INTERVAL {n} SECOND, ts, TIMESTAMP '1970-01-01')"
+GROUP_WINDOWS = [
+    ("SELECT k, COUNT(*) AS n, TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws, TUMBLE_END(e.ts, INTERVAL '10' SECOND) AS we "
+     "FROM e GROUP BY k, TUMBLE(e.ts, INTERVAL '10' SECOND)",
+     f"SELECT k, COUNT(*), {_BUCKET.format(n=10)} AS ws, ws + INTERVAL 10 SECOND FROM e WHERE ts IS NOT NULL GROUP BY k, ws"),
+    ("SELECT MAX(x.k) AS top, TUMBLE_END(x.ts, INTERVAL '1' MINUTE) AS we FROM e AS x GROUP BY TUMBLE(x.ts, INTERVAL '1' MINUTE)",
+     f"SELECT MAX(k), {_BUCKET.format(n=60)} + INTERVAL 60 SECOND AS we FROM e WHERE ts IS NOT NULL GROUP BY we"),
+]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(GROUP_WINDOWS), event_ticks())
+def test_group_by_tumble_equals_duckdb(pair, ticks):
+    """(a row whose time is NULL is in no window, as with the TUMBLE table function)"""
+    ours, theirs = pair
+    check_against_duckdb(EVENTS + f"CREATE VIEW v AS {ours};", EVENTS, {"v": theirs}, ticks)
+
+
+def test_group_by_tumble_is_the_tumbling_window_and_its_misuses_are_refused_with_their_place():
+    from dbsp.sql.errors import SqlError
+
+    nodes = compile_sql(EVENTS + f"CREATE VIEW v AS {GROUP_WINDOWS[0][0]};")["nodes"]
+    assert [n["params"]["size"] for n in nodes if n["kind"] == "tumbling_window"] == ["10 seconds"]
+    with pytest.raises(SqlError, match=r"3:\d+.*TUMBLE_START must name the GROUP BY's TUMBLE column and interval"):
+        compile_sql(EVENTS + "CREATE VIEW v AS SELECT TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws, COUNT(*) AS n FROM e GROUP BY TUMBLE(ts, INTERVAL '10' SECOND);")
+    with pytest.raises(SqlError, match=r"3:\d+.*GROUP BY TUMBLE\(...\) over anything but one named table"):
+        compile_sql(EVENTS + "CREATE VIEW v AS SELECT COUNT(*) AS n FROM e JOIN w ON e.k = w.k GROUP BY TUMBLE(ts, INTERVAL '10' SECOND);")
