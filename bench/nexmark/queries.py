@@ -65,6 +65,12 @@ ORACLE = {
     "q2": "SELECT auction, price FROM bid WHERE auction % 123 = 0",
     "q3": "SELECT P.name, P.city, P.state, A.id FROM auction A JOIN person P ON A.seller = P.id "
           "WHERE A.category = 10 AND P.state IN ('OR', 'ID', 'CA')",
+    "q4": """
+        WITH closing AS (SELECT A.id, A.category, MAX(B.price) AS final
+                         FROM auction A JOIN bid B ON A.id = B.auction
+                         WHERE B.date_time >= A.date_time AND B.date_time <= A.expires
+                         GROUP BY A.id, A.category)
+        SELECT category, AVG(final) FROM closing GROUP BY category""",
     "q5": f"""
         WITH hop AS (SELECT auction, {_BUCKET.format(size="2 SECOND")} - k * INTERVAL 2 SECOND AS ws
                      FROM bid, range(5) AS t(k)),
