@@ -18,7 +18,8 @@ year, month, day, coalesce, greatest, least, nullif), and for list columns (arra
 cardinality / array_size, array_contains and element_at (1-based; negative counts
 from the end; out of range is NULL); lists cannot be compared. Division is always double;
 x / 0 and x % 0 are NULL (as Spark's try_divide / try_mod). Dates and timestamps
-compare with ISO strings.
+compare with ISO strings. `ts ± INTERVAL 'n' SECOND` (MICROSECOND .. DAY; months and
+years have no fixed length) shifts a timestamp by whole microseconds.
 
 Every argument sqlglot sets on a node is either read into the tree or refused
 (`_READS`): `s NOT LIKE p` comes as a Like node with `negate` set, and a builder that
@@ -73,6 +74,8 @@ class Expr:
                 if self.type == "bigint":
                     return numeric.spark_checked_bigint(F.try_subtract(F.lit(0), a[0]), [a[0]], where, "neg")
                 return numeric.spark_checked(-a[0], self.type, where, "neg")
+            case "ts_add":
+                return F.timestamp_micros(F.unix_micros(a[0]) + F.lit(self.value))
             case "not":
                 return ~a[0]
             case "AND":
@@ -146,6 +149,17 @@ class Expr:
         return _py(self, index, self.where)
 
 
+_INTERVAL_UNITS = {"MICROSECOND": 1, "MILLISECOND": 1_000, "SECOND": 1_000_000, "MINUTE": 60_000_000,
+                   "HOUR": 3_600_000_000, "DAY": 86_400_000_000}
+
+
+def _shift(x, micros: int, where):
+    try:
+        return x + dt.timedelta(microseconds=micros)
+    except OverflowError:
+        raise numeric.ValueOutOfRange(where, "timestamp ± INTERVAL gave a time outside years 1-9999") from None
+
+
 def _py(e: Expr, index: dict[str, int], where: str | None):
     args = [_py(x, index, where) if isinstance(x, Expr) else x for x in e.args]
     op = e.op
@@ -155,6 +169,9 @@ def _py(e: Expr, index: dict[str, int], where: str | None):
     if op == "lit":
         v = e.value
         return lambda r: v
+    if op == "ts_add":
+        f, micros = args[0], e.value
+        return lambda r: None if (x := f(r)) is None else _shift(x, micros, where)
     if op == "neg":
         f, typ = args[0], e.type
         return lambda r: None if (x := f(r)) is None else numeric.check_number(-x, typ, where, "neg")
@@ -471,6 +488,14 @@ class _Builder:
             except ExpressionError as e:
                 raise ExpressionError(str(e), e.position if e.position is not None else _position(node)) from None
             return Expr(COMPARISONS[type(node)], (a, b), "boolean")
+        if isinstance(node, (exp.Add, exp.Sub)) and (isinstance(node.expression, exp.Interval) or
+                                                     (isinstance(node, exp.Add) and isinstance(node.this, exp.Interval))):
+            moment, interval = (node.this, node.expression) if isinstance(node.expression, exp.Interval) else (node.expression, node.this)
+            ts = self.build(moment)
+            if ts.type not in ("timestamp", "null"):
+                self.fail(f"'{ARITHMETIC[type(node)]} INTERVAL' needs a timestamp, got {ts.type}", node)
+            micros = self.interval(interval)
+            return Expr("ts_add", (ts,), "timestamp", -micros if isinstance(node, exp.Sub) else micros)
         if type(node) in ARITHMETIC:
             op = ARITHMETIC[type(node)]
             a, b = self.build(node.this), self.build(node.expression)
@@ -569,6 +594,22 @@ class _Builder:
         "Round": ["this", "decimals"], "Substring": ["this", "start", "length"],
         "Replace": ["this", "expression", "replacement"], "DPipe": ["this", "expression"], "Nullif": ["this", "expression"],
     }
+
+    def interval(self, node: exp.Interval) -> int:
+        """INTERVAL '10' SECOND (or '10 seconds') -> microseconds: a whole number of
+        microseconds, milliseconds, seconds, minutes, hours or days (months and years have
+        no fixed length)."""
+        value = node.this
+        text = value.this if isinstance(value, exp.Literal) else None
+        unit = node.args.get("unit")
+        unit = unit.name if unit is not None else None
+        if text is not None and unit is None and len(text.split()) == 2:
+            text, unit = text.split()
+        number = text.strip() if isinstance(text, str) else ""
+        size = _INTERVAL_UNITS.get((unit or "").upper().rstrip("S"))
+        if size is None or not number.lstrip("-").isdigit():
+            self.fail(f"{node.sql()}: a whole number of MICROSECONDS, MILLISECONDS, SECONDS, MINUTES, HOURS or DAYS", node)
+        return int(number) * size
 
     def function(self, name: str, node: exp.Expression) -> Expr:
         fn = fns.FUNCTIONS[name]

@@ -65,12 +65,24 @@ ORACLE = {
     "q2": "SELECT auction, price FROM bid WHERE auction % 123 = 0",
     "q3": "SELECT P.name, P.city, P.state, A.id FROM auction A JOIN person P ON A.seller = P.id "
           "WHERE A.category = 10 AND P.state IN ('OR', 'ID', 'CA')",
+    "q4": """
+        WITH closing AS (SELECT A.id, A.category, MAX(B.price) AS final
+                         FROM auction A JOIN bid B ON A.id = B.auction
+                         WHERE B.date_time >= A.date_time AND B.date_time <= A.expires
+                         GROUP BY A.id, A.category)
+        SELECT category, AVG(final) FROM closing GROUP BY category""",
     "q5": f"""
         WITH hop AS (SELECT auction, {_BUCKET.format(size="2 SECOND")} - k * INTERVAL 2 SECOND AS ws
                      FROM bid, range(5) AS t(k)),
              counts AS (SELECT auction, COUNT(*) AS num, ws FROM hop GROUP BY auction, ws),
              most AS (SELECT ws, MAX(num) AS maxn FROM counts GROUP BY ws)
         SELECT c.auction, c.num FROM counts c JOIN most m ON c.ws = m.ws AND c.num >= m.maxn""",
+    "q7": f"""
+        WITH top AS (SELECT MAX(price) AS maxprice, {_BUCKET.format(size="10 SECOND")} + INTERVAL 10 SECOND AS we
+                     FROM bid GROUP BY {_BUCKET.format(size="10 SECOND")})
+        SELECT B.auction, B.price, B.bidder, B.date_time, B.extra
+        FROM bid B JOIN top ON B.price = top.maxprice
+        WHERE B.date_time >= top.we - INTERVAL 10 SECOND AND B.date_time <= top.we""",
     "q8": f"""
         SELECT P.id, P.name, P.ws FROM
           (SELECT DISTINCT id, name, {_BUCKET.format(size="10 SECOND")} AS ws FROM person) P
@@ -100,6 +112,22 @@ ORACLE = {
     "q12": f"""
         SELECT bidder, COUNT(*) AS bid_count, ws AS starttime, ws + INTERVAL 10 SECOND AS endtime
         FROM (SELECT bidder, {_BUCKET.format(size="10 SECOND")} AS ws FROM bid) GROUP BY bidder, ws""",
+    "q15": """
+        SELECT CAST(date_time AS DATE) AS day, COUNT(*),
+               COUNT(*) FILTER (WHERE price < 10000), COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(*) FILTER (WHERE price >= 1000000),
+               COUNT(DISTINCT bidder), COUNT(DISTINCT bidder) FILTER (WHERE price < 10000),
+               COUNT(DISTINCT bidder) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(DISTINCT bidder) FILTER (WHERE price >= 1000000),
+               COUNT(DISTINCT auction), COUNT(DISTINCT auction) FILTER (WHERE price < 10000),
+               COUNT(DISTINCT auction) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(DISTINCT auction) FILTER (WHERE price >= 1000000)
+        FROM bid GROUP BY CAST(date_time AS DATE)""",
+    "q17": """
+        SELECT auction, CAST(date_time AS DATE) AS day, COUNT(*),
+               COUNT(*) FILTER (WHERE price < 10000), COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(*) FILTER (WHERE price >= 1000000), MIN(price), MAX(price), AVG(price), SUM(price)
+        FROM bid GROUP BY auction, CAST(date_time AS DATE)""",
     "q18": """
         SELECT auction, bidder, price, channel, url, date_time, extra
         FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY date_time DESC) AS rank_number

@@ -6,13 +6,16 @@ tie-break so the order is total (a list column by its JSON text) — each row ta
 min(w, k - taken) of the k places.
 Not linear. Incremental form, as aggregate: for every group touched by Δin, retract
 its old top k and insert its new one. State: I(Δin) indexed by the group key.
-Params: `group_by` (may be empty), `order_by`: [{"column": c, "desc": bool}], `k` >= 1.
+Params: `group_by` (may be empty), `order_by`: [{"column": c, "desc": bool}], `k` >= 1;
+optional `rank`: the name of an added bigint column holding each row's ROW_NUMBER()
+(1..k in that order; a row of weight w takes w places, so it comes out as w rows of
+weight 1, one per rank).
 """
 from __future__ import annotations
 
 import functools
 
-from ..types import element_type, encode_list
+from ..types import Column, Schema, element_type, encode_list
 from ..zset import ZSet
 from .base import Grouped
 
@@ -41,12 +44,16 @@ class TopK(Grouped):
         k = self.params.get("k")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             problems.append(self.problem(f"parameter 'k' must be a positive integer, got {k!r}", param="k"))
+        rank = self.params.get("rank")
+        if rank is not None and (not isinstance(rank, str) or not rank or schema.column(rank) is not None):
+            problems.append(self.problem(f"parameter 'rank' must be a new column name, got {rank!r}", param="rank"))
         if problems:
             return problems
         self.k = k
+        self.rank = rank
         ordered = {c for c, _ in self.order}
         self.tie_break = [c for c in schema.names if c not in ordered]
-        self.output_schema = schema
+        self.output_schema = Schema(schema.columns + (Column(rank, "bigint", False),)) if rank else schema
         names = schema.names
         self._keys = [names.index(g) for g in self.group_by]
         self._sort = [(names.index(c), desc) for c, desc in self.order] + [(names.index(c), False) for c in self.tie_break]
@@ -79,7 +86,11 @@ class TopK(Grouped):
             for row, w in rows:
                 if taken >= self.k:
                     break
-                out.append((row, min(w, self.k - taken)))
+                places = min(w, self.k - taken)
+                if self.rank:
+                    out += [(tuple(row) + (taken + i + 1,), 1) for i in range(places)]
+                else:
+                    out.append((row, places))
                 taken += w
         return ZSet(out)
 
@@ -100,7 +111,12 @@ class TopK(Grouped):
         before = F.sum(WEIGHT).over(window) - F.col(WEIGHT)
         ranked = present.withColumn("__before", before)
         kept = ranked.where(F.col("__before") < self.k)
-        return kept.withColumn(WEIGHT, F.least(F.col(WEIGHT), F.lit(self.k) - F.col("__before")).cast("long")).drop("__before")
+        places = F.least(F.col(WEIGHT), F.lit(self.k) - F.col("__before")).cast("long")
+        if self.rank:  # one row per place taken: ranks before+1 .. before+places
+            ranks = F.sequence((F.col("__before") + 1).cast("long"), (F.col("__before") + places).cast("long"))
+            names = [c for c in df.columns if c != WEIGHT]
+            return kept.select(*names, F.explode(ranks).alias(self.rank), F.lit(1).cast("long").alias(WEIGHT))
+        return kept.withColumn(WEIGHT, places).drop("__before")
 
     def describe_state(self):
         return ["I(in), indexed by the group key"]

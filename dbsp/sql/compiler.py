@@ -91,6 +91,7 @@ class Compiler:
         self.view: str = "view"
         self.tables: list[str] = []  # the script's tables, in order
         self.one: Ref | None = None  # the one row SELECT without FROM reads
+        self.filter_names: dict[int, str] = {}  # an unnamed agg(x) FILTER (WHERE c) item -> its name
 
     # ---- problems -------------------------------------------------------------------
     def span(self, node) -> Span | None:
@@ -333,10 +334,13 @@ class Compiler:
                 self.refuse(f"{name} in a view", value, why)
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
+        self.filtered_aggregates(sel)
+        self.group_window(sel)
         scalars = [q for item in sel.expressions for q in outer(item, exp.Subquery, exp.Exists, exp.Select)]
         env = self.with_(sel.args.get("with_"), level, env)
-        rel = self.from_(sel, level, env)
-        rel = self.where(sel.args.get("where"), rel, level, env)
+        keyed: list = []  # WHERE equalities a comma join took as its keys
+        rel = self.from_(sel, level, env, keyed)
+        rel = self.where(sel.args.get("where"), rel, level, env, sel, keyed)
         grouped = sel.args.get("group") or rel.window is not None or any(
             outer(item, *AGGREGATES) for item in sel.expressions) or sel.args.get("having")
         if scalars and grouped:
@@ -358,6 +362,78 @@ class Compiler:
             rel = Rel(out, rel.cols, rel.lateness)
         return rel
 
+    def group_window(self, sel: exp.Select):
+        """Calcite's group window, as Feldera's Nexmark texts write it: `FROM t [AS a] ...
+        GROUP BY ..., TUMBLE(a.ts, INTERVAL ...)` with TUMBLE_START / TUMBLE_END(a.ts,
+        INTERVAL ...) in the SELECT list is `FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts),
+        INTERVAL ...)) AS a ... GROUP BY ..., window_start, window_end` reading window_start
+        / window_end; rewritten in place."""
+        group = sel.args.get("group")
+        calls = [g for g in (group.expressions if group else []) if isinstance(g, exp.Anonymous) and g.name.upper() == "TUMBLE"]
+        if not calls:
+            return
+        call = calls[0]
+        if len(calls) > 1:
+            self.refuse("two TUMBLE(...) in one GROUP BY", calls[1])
+        if len(call.expressions) != 2 or not isinstance(call.expressions[0], exp.Column) or not isinstance(call.expressions[1], exp.Interval):
+            self.fail("GROUP BY TUMBLE(column, INTERVAL ...) takes a column and an interval", call)
+        src = sel.args.get("from_")
+        table = src.this if src is not None else None
+        if sel.args.get("joins") or not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier) or table.args.get("db"):
+            self.refuse("GROUP BY TUMBLE(...) over anything but one named table", call,
+                        "FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL ...)) GROUP BY window_start, window_end")
+        column, interval = call.expressions
+        alias = table.alias_or_name
+        window = exp.Table(this=exp.Anonymous(this="TUMBLE", expressions=[
+            exp.Column(this=table.this.copy()), exp.Anonymous(this="DESCRIPTOR", expressions=[exp.Column(this=column.this.copy())]), interval.copy()]),
+            alias=exp.TableAlias(this=exp.to_identifier(alias)))
+        same = (column.name.lower(), interval.sql())
+        def bound(name):
+            return exp.Column(this=exp.to_identifier(name), table=exp.to_identifier(alias))
+        for item in list(sel.expressions) + ([sel.args["having"]] if sel.args.get("having") else []):
+            for f in list(item.find_all(exp.Anonymous)):
+                fname = f.name.upper()
+                if fname in ("TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "TUMBLE_PROCTIME"):
+                    if fname not in ("TUMBLE_START", "TUMBLE_END"):
+                        self.refuse(f"{fname}()", f, "TUMBLE_START and TUMBLE_END")
+                    args = f.expressions
+                    if len(args) != 2 or not isinstance(args[0], exp.Column) or (args[0].name.lower(), args[1].sql()) != same:
+                        self.fail(f"{fname} must name the GROUP BY's TUMBLE column and interval: {fname}({call.sql()[7:-1]})", f)
+                    if f is item:
+                        sel.set("expressions", [bound("window_start" if fname == "TUMBLE_START" else "window_end") if e is f else e for e in sel.expressions])
+                    else:
+                        f.replace(bound("window_start" if fname == "TUMBLE_START" else "window_end"))
+        group.set("expressions", [e for g in group.expressions for e in ([bound("window_start"), bound("window_end")] if g is call else [g])])
+        table.replace(window)
+
+    def filtered_aggregates(self, sel: exp.Select):
+        """`agg(x) FILTER (WHERE c)` in the SELECT list or HAVING is `agg(CASE WHEN c THEN x
+        END)` (aggregates skip NULLs), and `COUNT(*) FILTER (WHERE c)` is `COUNT(CASE WHEN c
+        THEN 1 END)`; rewritten in place, keeping the unnamed item's name."""
+        items = list(sel.expressions) + ([sel.args["having"]] if sel.args.get("having") else [])
+        for item in items:
+            for f in outer(item, exp.Filter):
+                call, where = f.this, f.expression
+                if type(call) not in AGGREGATES or not isinstance(where, exp.Where):
+                    continue  # refused as it stands by the aggregate's checks
+                name = spark_name(f) if f is item else None
+                arg = call.this
+                distinct = isinstance(arg, exp.Distinct)
+                if distinct:
+                    if len(arg.expressions) != 1:
+                        continue
+                    arg = arg.expressions[0]
+                if isinstance(arg, exp.Star) or arg is None:
+                    if type(call) is not exp.Count:
+                        continue
+                    arg = exp.Literal.number(1)
+                case = exp.Case(ifs=[exp.If(this=where.this.copy(), true=arg.copy())])
+                new = call.copy()
+                new.set("this", exp.Distinct(expressions=[case]) if distinct else case)
+                f.replace(new)
+                if name is not None:
+                    self.filter_names[id(new)] = name
+
     def with_(self, with_node, level, env):
         if not with_node:
             return env
@@ -378,13 +454,26 @@ class Compiler:
         return env
 
     # ---- FROM -----------------------------------------------------------------------
-    def from_(self, sel: exp.Select, level, env) -> Rel:
+    def from_(self, sel: exp.Select, level, env, keyed: list | None = None) -> Rel:
+        """The FROM items joined in order. A comma (or CROSS) join takes the WHERE's
+        equalities between its two sides as its keys, as `JOIN ... ON` does (each one
+        taken is put in `keyed`, for WHERE to skip): `FROM a, b WHERE a.k = b.k` is a
+        keyed join, not the product filtered. With more than two FROM items only
+        qualified columns are taken (an unqualified name might be a later item's too),
+        and none before a RIGHT or FULL join."""
         src = sel.args.get("from_")
         if src is None:
             return self.one_row(sel, level)
         rel = self.source(src.this, level, env)
-        for join in sel.args.get("joins") or []:
-            rel = self.join(rel, join, level, env)
+        joins = sel.args.get("joins") or []
+        where = sel.args.get("where")
+        parts = [p for p in conjuncts(where.this)] if where is not None and keyed is not None else []
+        if any((j.args.get("side") or "").upper() in ("RIGHT", "FULL") for j in joins):
+            parts = []  # WHERE, after a RIGHT / FULL join, also drops its NULL-padded rows
+        if len(joins) > 1:
+            parts = [p for p in parts if isinstance(p, exp.EQ) and all(c.args.get("table") for c in (p.this, p.expression) if isinstance(c, exp.Column))]
+        for join in joins:
+            rel = self.join(rel, join, level, env, [p for p in parts if not any(p is k for k in keyed or [])], keyed)
         return rel
 
     def one_row(self, sel, level) -> Rel:
@@ -480,9 +569,9 @@ class Compiler:
                 return f"{parts[0]} {parts[1].lower().rstrip('s')}s"
         self.fail("expected INTERVAL 'n' MILLISECOND|SECOND|MINUTE|HOUR|DAY", span=where)
 
-    def join(self, left: Rel, join: exp.Join, level, env) -> Rel:
+    def join(self, left: Rel, join: exp.Join, level, env, where_parts=(), keyed=None) -> Rel:
         shared: list[tuple[Col, Col]] = []
-        rel = self.join_on(left, join, level, env, shared)
+        rel = self.join_on(left, join, level, env, shared, where_parts, keyed)
         side = (join.args.get("side") or "").upper()
         if not shared:
             return rel
@@ -531,8 +620,9 @@ class Compiler:
             pairs.append((self.resolve(column, left.cols), self.resolve(column, right.cols)))
         return pairs
 
-    def join_on(self, left: Rel, join: exp.Join, level, env, shared_out: list) -> Rel:
-        """The join; USING / NATURAL put their column pairs in `shared_out`."""
+    def join_on(self, left: Rel, join: exp.Join, level, env, shared_out: list, where_parts=(), keyed=None) -> Rel:
+        """The join; USING / NATURAL put their column pairs in `shared_out`; a comma or
+        CROSS join takes `where_parts`' equalities between its sides as keys (into `keyed`)."""
         self.settle(left, join)
         side = (join.args.get("side") or "").upper()
         kind = (join.args.get("kind") or "").upper()
@@ -553,6 +643,11 @@ class Compiler:
             shared_out += shared
             if not shared:
                 kind = "CROSS"  # NATURAL JOIN without a common name (PostgreSQL, Spark: the product)
+        if on is None and not shared and not side and not natural and kind in ("", "CROSS") and keyed is not None:
+            taken = [p for p in where_parts if self.key_pair(p, left.cols, right.cols)]
+            if taken:
+                keyed += taken
+                on, kind = and_all(taken), ""
         if kind == "CROSS" or (on is None and not shared):
             if side:
                 self.refuse(f"{side} JOIN without ON", join)
@@ -663,10 +758,10 @@ class Compiler:
         return Rel(out, left.cols + [Col(qual, out_name, phys)], dict(left.lateness), splits=left.splits + ([split] if split else []))
 
     # ---- WHERE ----------------------------------------------------------------------
-    def where(self, where, rel: Rel, level, env) -> Rel:
-        parts = conjuncts(where.this) if where is not None else []
+    def where(self, where, rel: Rel, level, env, sel=None, keyed=()) -> Rel:
+        parts = [p for p in conjuncts(where.this) if not any(p is k for k in keyed)] if where is not None else []
         if rel.rownum is not None:
-            rel = self.top_k(rel, parts, level)
+            rel = self.top_k(rel, parts, level, sel)
         if rel.window is not None:
             for p in parts:
                 if any(self.try_resolve(c, rel.cols) and self.try_resolve(c, rel.cols).window for c in p.find_all(exp.Column)):
@@ -806,7 +901,9 @@ class Compiler:
         out = self.b.add(level, f"{self.view}_not_in_columns", "map", {"columns": [{"name": n, "expr": quote(n)} for n in names]}, {"in": kept}, span, what)
         return Rel(out, rel.cols, rel.lateness)
 
-    def top_k(self, rel: Rel, parts: list, level) -> Rel:
+    def top_k(self, rel: Rel, parts: list, level, sel=None) -> Rel:
+        """The top-k of `rn <= k`; the row number itself is a column (the top_k's `rank`)
+        when the enclosing SELECT can see it (`*`, or its name outside WHERE)."""
         rn = rel.rownum
         found = None
         for p in parts:
@@ -821,9 +918,14 @@ class Compiler:
         parts.remove(found[0])
         if found[1] < 1:
             self.fail("the row number bound must be at least 1", found[0])
-        out = self.b.add(level, f"{self.view}_top_k", "top_k", {"group_by": rn["partition"], "order_by": rn["order"], "k": found[1]},
-                         {"in": rel.ref}, rn["span"], "ROW_NUMBER() OVER (...)")
-        rel = Rel(out, rel.cols, rel.lateness)
+        params = {"group_by": rn["partition"], "order_by": rn["order"], "k": found[1]}
+        cols = list(rel.cols)
+        if sel is None or sees_column(sel, rn["name"]):
+            rank = fresh_name(engine_name(rn["name"]), set(self.b.schema(rel.ref).names))
+            params["rank"] = rank
+            cols.insert(rn["position"], Col(rn.get("qual"), rn["name"], rank))
+        out = self.b.add(level, f"{self.view}_top_k", "top_k", params, {"in": rel.ref}, rn["span"], "ROW_NUMBER() OVER (...)")
+        rel = Rel(out, cols, rel.lateness)
         hidden = set(rn["hidden"])
         if hidden:
             return Rel(out, [c for c in rel.cols if c.phys not in hidden], rel.lateness)
@@ -885,7 +987,8 @@ class Compiler:
         for item in items:
             for call in outer(item, *AGGREGATES, exp.AggFunc):  # (a subquery's are its own)
                 if isinstance(call.parent, (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls)):
-                    self.refuse(f"{call.parent.sql()!r}", call.parent, "aggregates take no FILTER / WITHIN GROUP / NULLS clause")
+                    self.refuse(f"{call.parent.sql()!r}", call.parent, "aggregates take no WITHIN GROUP / NULLS clause; FILTER (WHERE ...) "
+                                "only on COUNT(*) and on COUNT, SUM, AVG, MIN, MAX of one expression")
                 if type(call) not in AGGREGATES:
                     self.refuse(f"aggregate {call.sql()!r}", call, "COUNT, SUM, AVG, MIN, MAX and COUNT(DISTINCT)")
                 text = call.sql()
@@ -979,7 +1082,7 @@ class Compiler:
                 continue
             node, name = (item.this, ident(item.args["alias"])) if isinstance(item, exp.Alias) else (item, None)
             if isinstance(node, exp.Window):
-                rownum = self.row_number(node, name, rel, item)
+                rownum = self.row_number(node, name, rel, item) | {"position": len(names)}
                 continue
             if name is None and isinstance(node, exp.Column) and node.table == SCALAR:
                 sparks[len(names)] = "scalarsubquery()"  # Spark's name of an unnamed scalar subquery
@@ -987,7 +1090,7 @@ class Compiler:
             elif name is None and isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
                 name = ident(node.this)
             elif name is None:  # named as Spark names it (`sum(balance)`), as an engine column `sum_balance`
-                sparks[len(names)] = spark_name(node)
+                sparks[len(names)] = self.filter_names.get(id(node)) or spark_name(node)
                 name = engine_name(sparks[len(names)])
             out_cols.append((name, self.expression(node, rel.cols, post)))
             names.append(name)
@@ -1020,7 +1123,7 @@ class Compiler:
         lateness = projected.lateness
         result = Rel(projected.ref, cols + [Col(None, e, e) for e in engine_names[visible:]], lateness)
         if rownum is not None:
-            result.rownum = {"name": rownum["name"], "span": rownum["span"], "node": rownum["node"],
+            result.rownum = {"name": rownum["name"], "span": rownum["span"], "node": rownum["node"], "position": rownum["position"],
                              "partition": [phys[k.phys] for k in rownum["partition_cols"]],
                              "order": [{"column": phys[k.phys], "desc": d} for k, d in zip(rownum["order_cols"], rownum["desc"])],
                              "hidden": engine_names[visible:]}
@@ -1215,6 +1318,19 @@ def and_all(parts):
     for p in parts[1:]:
         out = exp.And(this=out, expression=p)
     return out
+
+
+def sees_column(sel: exp.Select, name: str) -> bool:
+    """Whether a SELECT's list, GROUP BY or HAVING names the column `name` (or has `*`)."""
+    for key in ("expressions", "group", "having"):
+        value = sel.args.get(key)
+        for node in (value if isinstance(value, list) else [value] if value is not None else []):
+            for n in node.walk():
+                if isinstance(n, exp.Star):
+                    return True
+                if isinstance(n, exp.Column) and isinstance(n.this, exp.Identifier) and ident(n.this) == name:
+                    return True
+    return False
 
 
 def rownum_bound(p, name: str, qual) -> int | None:

@@ -32,7 +32,7 @@ def test_query_equals_duckdb_at_every_tick_on_spark(query, batches, spark):
     assert result["output_rows"] > 0  # the load reaches the query's rows (not an empty-equals-empty check)
 
 
-@pytest.mark.parametrize("query", ["q2", "q8"])
+@pytest.mark.parametrize("query", ["q2", "q4", "q7", "q8", "q9", "q15", "q17", "q19"])
 def test_query_equals_duckdb_at_every_tick_on_the_reference(query, batches):
     result = engine.run_query(query, batches, backend="reference")
     assert result["ticks_checked"] == 4 and result["output_rows"] > 0

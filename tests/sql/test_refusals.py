@@ -59,7 +59,8 @@ CASES = [
     ("CREATE VIEW v AS SELECT lines.word FROM r CROSS JOIN UNNEST(SPLIT(s, ' ')) AS lines(word);", "3:61", "add WHERE word <> ''"),
     ("CREATE TABLE x (v BIGINT, ts TIMESTAMP LATENESS);", "3:40", "LATENESS needs an interval"),
     ("CREATE TABLE x (v BIGINT, ts VARCHAR LATENESS INTERVAL '5' SECONDS);", "3:38", "window time columns are TIMESTAMP or BIGINT"),
-    ("CREATE VIEW v AS SELECT a, COUNT(*) FILTER (WHERE b > 1) AS n FROM r GROUP BY a;", "3:28", "aggregates take no FILTER"),
+    ("CREATE VIEW v AS SELECT a, SUM(*) FILTER (WHERE b > 1) AS n FROM r GROUP BY a;", "3:28", "FILTER (WHERE ...) only on COUNT(*)"),
+    ("CREATE VIEW v AS SELECT a, PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY b) AS n FROM r GROUP BY a;", "3:28", "aggregates take no WITHIN GROUP"),
 ]
 
 

@@ -1,16 +1,20 @@
 -- Query 8: people who opened an account and created an auction in the same 10 s period.
--- Feldera's text groups by TUMBLE(date_time, INTERVAL '10' SECOND) (Calcite's group
--- window function, refused here); the same query with the TUMBLE table function:
+-- Feldera's text: Calcite's group window, GROUP BY TUMBLE(date_time, INTERVAL '10' SECOND)
+-- (the TUMBLE table function over the table, docs/sql.md).
 CREATE VIEW q8 AS
 SELECT P.id, P.name, P.starttime
 FROM (
-  SELECT id, name, window_start AS starttime, window_end AS endtime
-  FROM TABLE(TUMBLE(TABLE person, DESCRIPTOR(date_time), INTERVAL '10' SECOND))
-  GROUP BY id, name, window_start, window_end
+  SELECT P.id, P.name,
+         TUMBLE_START(P.date_time, INTERVAL '10' SECOND) AS starttime,
+         TUMBLE_END(P.date_time, INTERVAL '10' SECOND) AS endtime
+  FROM person P
+  GROUP BY P.id, P.name, TUMBLE(P.date_time, INTERVAL '10' SECOND)
 ) P
 JOIN (
-  SELECT seller, window_start AS starttime, window_end AS endtime
-  FROM TABLE(TUMBLE(TABLE auction, DESCRIPTOR(date_time), INTERVAL '10' SECOND))
-  GROUP BY seller, window_start, window_end
+  SELECT A.seller,
+         TUMBLE_START(A.date_time, INTERVAL '10' SECOND) AS starttime,
+         TUMBLE_END(A.date_time, INTERVAL '10' SECOND) AS endtime
+  FROM auction A
+  GROUP BY A.seller, TUMBLE(A.date_time, INTERVAL '10' SECOND)
 ) A
 ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = A.endtime;
