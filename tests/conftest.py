@@ -86,10 +86,28 @@ def _no_recompute_slots():
     fair_queue.clear()
 
 
+def purge_queues(*names: str) -> None:
+    """Drop the task messages that in-process tests sent to these queues with no worker
+    consuming them (wake-ups, verifications, inspections of their runs, long gone: ids
+    repeat across tests). A worker started later would otherwise take that backlog first,
+    ahead of its own test's jobs. Each queue's priority lists go too (kombu's Redis
+    transport keeps one list per priority step)."""
+    from dbspweb.celery import app
+
+    with app.connection_for_write() as connection:
+        for name in names:
+            connection.default_channel.queue_purge(name)
+
+
 @pytest.fixture(scope="session")
 def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
+    purge_queues(settings.CELERY_TASK_DEFAULT_QUEUE)
     log_dir = tmp_path_factory.mktemp("live-logs")
     port = free_port()
+    # node inspections on disk of this stack's own (the web server reads what the
+    # verification worker writes): never a directory another stack or an earlier session
+    # wrote for a run with the same id
+    os.environ.setdefault("DBSPWEB_INSPECT_DIR", str(tmp_path_factory.mktemp("inspect")))
     env = {**os.environ, **database_env(), "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "PYTHONUNBUFFERED": "1",
            "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE, **UNTHROTTLED_ENV}
     bindir = Path(sys.executable).parent
@@ -135,6 +153,7 @@ def verify_worker(live_stack, tmp_path_factory):
     deployed: verifications never run in the worker that ticks runs. It recomputes with
     batch Spark jobs at any size (VERIFY_REFERENCE_MAX_ROWS=0), so live tests verify
     real Spark against real Spark's incremental ticks."""
+    purge_queues(settings.VERIFY_QUEUE)
     log = tmp_path_factory.mktemp("verify-logs") / "verify-worker.log"
     env = {**os.environ, **database_env(), "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "PYTHONUNBUFFERED": "1",
            "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE, "VERIFY_REFERENCE_MAX_ROWS": "0"}
@@ -192,14 +211,24 @@ def pytest_collection_modifyitems(items):
     collection, where pytest-django decides which test databases to create (a live test
     file run on its own otherwise queries an uncreated database).
 
-    Tests that start a stack of real workers run last, in their own order: once started,
-    a stack's workers live until the session ends and their sweepers take over any running
-    run with pending pushes, so a later in-process test of ticks (tests/workers) would
-    race them (CI caught test_wake_claims's second wake-up going to a live worker's queue)."""
+    Tests that start a stack of real workers (but the browser's) run last, in their own
+    order: once started, a stack's workers live until the session ends and their sweepers
+    take over any running run with pending pushes, so a later in-process test of ticks
+    (tests/workers) would race them (CI caught test_wake_claims's second wake-up going to a
+    live worker's queue, on PostgreSQL, where no browser test runs)."""
     for item in items:
         if item.get_closest_marker("live") is not None and item.get_closest_marker("django_db") is None:
             item.add_marker(pytest.mark.django_db(transaction=True))
-    items.sort(key=lambda item: not STACK_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())))
+    items.sort(key=_stack_order)
+
+
+def _stack_order(item) -> int:
+    """Browser tests first (the order every green run had: the node inspector's browser
+    test failed after the API tests when moved behind them, cause not yet found), then the
+    tests without a stack, then the other stack tests (tests/live)."""
+    if item.get_closest_marker("browser") is not None:
+        return 0
+    return 2 if not STACK_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())) else 1
 
 
 @pytest.fixture(autouse=True)

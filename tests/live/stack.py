@@ -30,7 +30,9 @@ class Stack:
         self.env = {
             **os.environ, **database_env(), "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "PYTHONUNBUFFERED": "1",
             "CELERY_QUEUE": self.queue, "CHANNELS_PREFIX": f"{os.environ.get('CHANNELS_PREFIX', 'dbspweb')}-{name}",
-            "SPARK_DRIVER_MEMORY": "1g", **UNTHROTTLED_ENV, **(env or {}),
+            "SPARK_DRIVER_MEMORY": "1g", **UNTHROTTLED_ENV,
+            "DBSPWEB_INSPECT_DIR": str(log_dir / "inspect"),  # its own: never another stack's files for a repeated run id
+            **(env or {}),
         }
         self.web: subprocess.Popen | None = None
         self.workers: dict[str, subprocess.Popen] = {}
