@@ -81,6 +81,7 @@ ENDPOINTS = [
     Endpoint("run start", "POST", "/api/circuits/{circuit}/runs/", 201, OPERATE),
     Endpoint("run detail", "GET", "/api/runs/{run}/", 200, READ),
     Endpoint("run stop", "POST", "/api/runs/{run}/stop/", 200, OPERATE),
+    Endpoint("run connectors", "GET", "/api/runs/{run}/connectors/", 200, READ),
     Endpoint("run pause", "POST", "/api/runs/{run}/pause/", 200, OPERATE),
     # the run is running, so an allowed resume gets the 409 naming its status
     Endpoint("run resume", "POST", "/api/runs/{run}/resume/", 409, OPERATE),
@@ -175,7 +176,9 @@ def test_permission_matrix(world, endpoint, actor):
 # (tests/circuits/test_api_auth.py and test_api_register.py cover them).
 # The health check holds none either (its code says whether workers are alive):
 # tests/workers/test_api_health.py.
-NOT_IN_MATRIX = {"api-root", "auth-login", "auth-logout", "auth-token", "auth-register", "health", "api-not-found"}
+NOT_IN_MATRIX = {"api-root", "auth-login", "auth-logout", "auth-token", "auth-register", "health", "api-not-found",
+                 # one named connector of a run: its access (read, operate) in tests/connectors/test_api_connectors.py
+                 "run-connector", "run-connector-restart"}
 
 
 def test_every_api_route_has_a_row():
