@@ -175,16 +175,8 @@ def test_a_tick_over_the_row_limit_fails_the_run_naming_the_node_and_the_count(d
     """Issue 31's product, small: 12 facts make 12^4 rows at the last join; the limit
     stops it before it is built, the run fails with the node and the count (its REST
     error; the live protocol's `error` message names the node), nothing is stored."""
-    from circuits import services
-    from dbsp.datalog import compile_program
-
     settings.TICK_MAX_ROWS = 5_000
-    alice = django_user_model.objects.create_user("alice", password="x")
-    document = compile_program(".decl e(a: number)\nbig(a, b, c, d) :- e(a), e(b), e(c), e(d).\n")
-    circuit = services.create_circuit(alice, "product", "", "private", document)
-    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running")
-    log_push(run, "e", *[{"a": i} for i in range(12)])
-    assert ticks.drain(run.pk, leases.acquire(run.pk)) == 0
+    alice, run = _product_run(django_user_model)
     error = failed_with(run)
     assert error == ("TickTooLarge: node 'r1_big_join_3' (join): its output would have 20,736 rows, over the limit of "
                      "5,000 rows one node may build in a tick (DBSPWEB_TICK_MAX_ROWS)"), error
@@ -203,18 +195,25 @@ def test_a_tick_over_the_byte_limit_fails_the_run_naming_the_node_and_the_size(d
     """DBSPWEB_TICK_MAX_BYTES reaches the worker's runtime: the same product under no
     row limit, 12^4 rows of four bigints and a weight (40 bytes) past a byte limit of
     800,000, fails the run naming the node and the size."""
+    settings.TICK_MAX_ROWS, settings.TICK_MAX_BYTES = 0, 800_000
+    alice, run = _product_run(django_user_model)
+    error = failed_with(run)
+    assert error == ("TickTooLarge: node 'r1_big_join_3' (join): its output would have about 829,440 bytes (810.0 KiB): "
+                     "20,736 rows of 40 bytes, over the limit of 800,000 bytes (781.2 KiB) one node may build in a tick "
+                     "(DBSPWEB_TICK_MAX_BYTES)"), error
+    assert not TickOutput.objects.filter(run=run).exists() and Push.objects.get(run=run).applied_tick is None
+
+
+def _product_run(django_user_model):
+    """A running run of a 4-way cartesian product (Datalog) with 12 facts pushed (12^4 =
+    20,736 rows at its last join), after the worker's attempt at its tick."""
     from circuits import services
     from dbsp.datalog import compile_program
 
-    settings.TICK_MAX_ROWS, settings.TICK_MAX_BYTES = 0, 800_000
     alice = django_user_model.objects.create_user("alice", password="x")
     document = compile_program(".decl e(a: number)\nbig(a, b, c, d) :- e(a), e(b), e(c), e(d).\n")
     circuit = services.create_circuit(alice, "product", "", "private", document)
     run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice, status="running")
     log_push(run, "e", *[{"a": i} for i in range(12)])
     assert ticks.drain(run.pk, leases.acquire(run.pk)) == 0
-    error = failed_with(run)
-    assert error == ("TickTooLarge: node 'r1_big_join_3' (join): its output would have about 829,440 bytes (810.0 KiB): "
-                     "20,736 rows of 40 bytes, over the limit of 800,000 bytes (781.2 KiB) one node may build in a tick "
-                     "(DBSPWEB_TICK_MAX_BYTES)"), error
-    assert not TickOutput.objects.filter(run=run).exists() and Push.objects.get(run=run).applied_tick is None
+    return alice, run
