@@ -10,7 +10,9 @@ from pathlib import Path
 
 from runs.csv_records import CSVInvalid, records_from_csv
 
+from . import formats
 from .errors import ConfigError, RecordError, Transient, bare
+from .kinds import KindSpec
 
 FILE_FORMATS = ("csv", "insert_delete", "debezium", "json")
 
@@ -125,7 +127,8 @@ class FileSink:
     def file_of(self, tick: int) -> Path:
         return self.path / f"{self.view}-{tick:012d}.jsonl"
 
-    def write(self, tick: int, values: list[bytes]) -> None:
+    def write(self, tick: int, rows: list[tuple[dict, int]]) -> None:
+        values = [v for data, weight in rows for v in formats.encode(data, weight)]
         final = self.file_of(tick)
         temp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
         try:
@@ -141,3 +144,12 @@ class FileSink:
 
     def close(self) -> None:
         pass
+
+
+KINDS = [
+    KindSpec("file_source", True, frozenset({"path", "format", "pattern", "columns", "max_batch"}), ("path",),
+             lambda o: FileSource(o.config, o.position), formats=FILE_FORMATS,
+             doc="applies the files of a folder once each, in name order, or one file once"),
+    KindSpec("file_sink", False, frozenset({"path"}), ("path",), lambda o: FileSink(o.config, o.node),
+             doc="writes each tick's delta as one JSON Lines file named by the tick"),
+]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from . import formats
 from .errors import ConfigError, Transient
+from .kinds import KindSpec, Opening
 
 START = ("earliest", "latest", "stored")
 TIMEOUT = 10.0
@@ -22,6 +24,7 @@ class KafkaSource:
     `{"offsets": {"<partition>": <next offset>}}`, stored with each push."""
 
     def __init__(self, config: dict, secrets: dict, group_id: str, position: dict):
+        self.format = config.get("format", formats.FORMATS[0])
         self.topic = config.get("topic")
         if not self.topic:
             raise ConfigError("topic is required")
@@ -60,7 +63,13 @@ class KafkaSource:
     def position(self) -> dict:
         return {"offsets": dict(self.offsets)}
 
-    def poll(self, max_messages: int):
+    def poll(self, limit: int, decode, schema):
+        """[(position text, records)] and the position after them (not yet this source's own).
+        A Debezium update is two records: half as many messages are read then."""
+        messages, after = self.poll_raw(max(1, limit // 2) if self.format == "debezium" else limit)
+        return [(position, decode(position, value)) for position, value in messages], after
+
+    def poll_raw(self, max_messages: int):
         """[(position text, value bytes)] and the position after them (not yet this source's own)."""
         try:
             messages = self.consumer.consume(num_messages=max_messages, timeout=0.2)
@@ -148,7 +157,8 @@ class KafkaSink:
                 break
         return best
 
-    def write(self, tick: int, values: list[bytes]) -> None:
+    def write(self, tick: int, rows: list[tuple[dict, int]]) -> None:
+        values = [v for data, weight in rows for v in formats.encode(data, weight)]
         headers = [("run", self.run_id), ("tick", str(tick).encode())]
         try:
             self.producer.begin_transaction()
@@ -167,3 +177,17 @@ class KafkaSink:
     def close(self) -> None:
         self.producer.flush(1)
 
+
+
+KINDS = [
+    KindSpec("kafka_source", True,
+             frozenset({"bootstrap_servers", "topic", "format", "columns", "group_id", "start", "options", "max_batch"}),
+             ("bootstrap_servers", "topic"),
+             lambda o: KafkaSource(o.config, o.secrets, o.ident, o.position),
+             formats=formats.FORMATS, doc="reads every partition of a topic",
+             check=lambda config, schema: (f"start must be one of {', '.join(START)}"
+                                           if config.get("start") is not None and config["start"] not in START else None)),
+    KindSpec("kafka_sink", False, frozenset({"bootstrap_servers", "topic", "options"}), ("bootstrap_servers", "topic"),
+             lambda o: KafkaSink(o.config, o.secrets, o.ident, o.run_id),
+             doc="writes each tick's delta in one Kafka transaction"),
+]

@@ -28,9 +28,9 @@ from runs.models import Run, TickOutput
 
 from . import formats
 from .errors import ConfigError, RecordError, Transient, bare
-from .files import FileSink, FileSource
-from .kafka import KafkaSink, KafkaSource
-from .models import Connector, Kind, State
+from .kinds import Opening
+from .registry import spec
+from .models import Connector, State
 
 log = logging.getLogger("connectors.pump")
 #: backoff after a transient error, doubling up to the cap (seconds)
@@ -91,8 +91,8 @@ class Pump:
         self.close(connector.pk)
         client = open_client(run, connector)
         self.live[connector.pk] = Live(epoch, client)
-        if connector.kind == Kind.KAFKA_SOURCE and client.position() != connector.position:
-            # a start of earliest/latest/stored made concrete, so a restart resumes from the same offsets
+        if connector.is_source and client.position() != connector.position:
+            # a start (Kafka's earliest/latest/stored, a snapshot's slot) made concrete, so a restart resumes there
             with transaction.atomic():
                 lock_and_fence(run.pk, fence)
                 Connector.objects.filter(pk=connector.pk).update(position=client.position())
@@ -110,7 +110,8 @@ class Pump:
             return 0  # paced by the run's lag: let the ticks catch up
         schema = plan_for(run.version).inputs[connector.node]
         limit = min(settings.PUSH_MAX_ROWS, connector.config.get("max_batch", 10_000))
-        fmt, columns = connector.config.get("format", "insert_delete"), connector.config.get("columns")
+        fmt = connector.config.get("format") or next(iter(spec(connector.kind).formats), "insert_delete")
+        columns = connector.config.get("columns")
 
         def decode(position, payload):
             try:
@@ -118,12 +119,7 @@ class Pump:
             except formats.FormatError as e:
                 raise RecordError(connector.label(), position, str(e), e.field) from None
 
-        if isinstance(client, KafkaSource):
-            # a Debezium update is two records: read half as many messages then
-            messages, after = client.poll(max(1, limit // 2) if fmt == "debezium" else limit)
-            items = [(position, decode(position, value)) for position, value in messages]
-        else:
-            items, after = client.poll(limit, decode, schema)
+        items, after = client.poll(limit, decode, schema)
         records = [r for _, rs in items for r in rs]
         if not records:
             if after != client.position():  # e.g. an empty file: applied, nothing to push
@@ -157,11 +153,12 @@ class Pump:
                        .values_list("tick", "deltas")[:SINK_TICKS_PER_STEP])
         written = 0
         for tick, deltas in outputs:
-            values = [v for rec in (deltas or {}).get(connector.node, []) for v in formats.encode(rec["data"], rec["weight"])]
-            if values:
-                client.write(tick, values)
-            written += len(values)
-            Connector.objects.filter(pk=connector.pk).update(last_tick=tick, records_out=F("records_out") + len(values))
+            rows = [(rec["data"], rec["weight"]) for rec in (deltas or {}).get(connector.node, [])]
+            if rows:
+                client.write(tick, rows)
+            records = sum(abs(weight) for _, weight in rows)
+            written += records
+            Connector.objects.filter(pk=connector.pk).update(last_tick=tick, records_out=F("records_out") + records)
         if not outputs and last > connector.last_tick:
             Connector.objects.filter(pk=connector.pk, last_tick__lt=last).update(last_tick=last)
         return written
@@ -196,14 +193,5 @@ def _named(connector: Connector, error: ServiceError, owner: list[str]) -> Recor
 
 
 def open_client(run: Run, connector: Connector):
-    config, secrets = connector.config or {}, connector.secrets or {}
-    ident = f"dbspweb-run{run.pk}-{connector.name}"
-    if connector.kind == Kind.KAFKA_SOURCE:
-        return KafkaSource(config, secrets, ident, connector.position)
-    if connector.kind == Kind.KAFKA_SINK:
-        return KafkaSink(config, secrets, ident, run.pk)
-    if connector.kind == Kind.FILE_SOURCE:
-        return FileSource(config, connector.position)
-    if connector.kind == Kind.FILE_SINK:
-        return FileSink(config, connector.node)
-    raise ConfigError(f"unknown kind {connector.kind!r}")
+    return spec(connector.kind).open(Opening(run.pk, connector.name, connector.node, connector.config or {},
+                                             connector.secrets or {}, connector.position or {}))

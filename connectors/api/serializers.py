@@ -6,24 +6,15 @@ import re
 
 from rest_framework import serializers
 
-from ..files import FILE_FORMATS
-from ..formats import FORMATS
-from ..kafka import START
-from ..models import Connector, Kind, SOURCES
+from ..kinds import NAME_WORDS
+from ..registry import kinds
+from ..models import Connector
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
-SECRET_WORDS = ("password", "secret", "token", "key")
-OPTIONS = {
-    Kind.KAFKA_SOURCE: {"bootstrap_servers", "topic", "format", "columns", "group_id", "start", "options", "max_batch"},
-    Kind.KAFKA_SINK: {"bootstrap_servers", "topic", "options"},
-    Kind.FILE_SOURCE: {"path", "format", "pattern", "columns", "max_batch"},
-    Kind.FILE_SINK: {"path"},
-}
-REQUIRED = {Kind.KAFKA_SOURCE: ("bootstrap_servers", "topic"), Kind.KAFKA_SINK: ("bootstrap_servers", "topic"),
-            Kind.FILE_SOURCE: ("path",), Kind.FILE_SINK: ("path",)}
 
 
 class ConnectorSerializer(serializers.ModelSerializer):
+    kind = serializers.ChoiceField(choices=sorted(kinds()), help_text="see docs/connectors.md")
     secrets = serializers.DictField(child=serializers.CharField(), write_only=True, required=False,
                                     help_text="client options that are secrets (e.g. sasl.password): stored, never returned")
     secret_keys = serializers.SerializerMethodField(help_text="the names of the stored secrets")
@@ -49,37 +40,38 @@ class ConnectorSerializer(serializers.ModelSerializer):
         return value
 
     def validate(self, attrs):
-        run, kind, node = self.context["run"], attrs["kind"], attrs["node"]
+        run, kind, node = self.context["run"], kinds()[attrs["kind"]], attrs["node"]
         plan = self.context["plan"]
-        if kind in SOURCES and node not in plan.inputs:
+        if kind.source and node not in plan.inputs:
             raise serializers.ValidationError({"node": f"a source feeds an input table; inputs: {', '.join(plan.inputs) or 'none'}"})
-        if kind not in SOURCES and node not in plan.views:
+        if not kind.source and node not in plan.views:
             raise serializers.ValidationError({"node": f"a sink receives an output view; views: {', '.join(plan.views) or 'none'}"})
         config = attrs.get("config") or {}
         if not isinstance(config, dict):
             raise serializers.ValidationError({"config": "an object of options"})
-        unknown = sorted(set(config) - OPTIONS[kind])
+        unknown = sorted(set(config) - kind.options)
         if unknown:
-            raise serializers.ValidationError({"config": f"unknown option {unknown[0]!r} for {kind} (options: {', '.join(sorted(OPTIONS[kind]))})"})
-        for key in REQUIRED[kind]:
+            raise serializers.ValidationError({"config": f"unknown option {unknown[0]!r} for {kind.name} (options: {', '.join(sorted(kind.options))})"})
+        for key in kind.required:
             if not isinstance(config.get(key), str) or not config[key]:
                 raise serializers.ValidationError({"config": f"{key} is required (a string)"})
-        secretish = [k for k in (config.get("options") or {}) if any(w in k.lower() for w in SECRET_WORDS)]
+        secretish = [k for k in (config.get("options") or {}) if any(w in k.lower() for w in NAME_WORDS)]
         if secretish:
             raise serializers.ValidationError({"config": f"option {secretish[0]!r} is a secret: put it in secrets (never returned)"})
         if "options" in config and not all(isinstance(v, (str, int, float, bool)) for v in (config["options"] or {}).values()):
             raise serializers.ValidationError({"config": "options: a flat object of client settings"})
         fmt = config.get("format")
-        allowed = FORMATS if kind == Kind.KAFKA_SOURCE else FILE_FORMATS
-        if fmt is not None and fmt not in allowed:
-            raise serializers.ValidationError({"config": f"format must be one of {', '.join(allowed)}; got {fmt!r}"})
-        if config.get("start") is not None and config["start"] not in START:
-            raise serializers.ValidationError({"config": f"start must be one of {', '.join(START)}"})
+        if fmt is not None and fmt not in kind.formats:
+            raise serializers.ValidationError({"config": f"format must be one of {', '.join(kind.formats)}; got {fmt!r}"})
         columns = config.get("columns")
+        schema = plan.inputs[node] if kind.source else None
         if columns is not None:
-            names = plan.inputs[node].names
+            names = schema.names
             if not isinstance(columns, list) or any(c not in names for c in columns):
                 raise serializers.ValidationError({"config": f"columns: a list of the input's columns ({', '.join(names)})"})
+        problem = kind.check(config, schema) if kind.check else None
+        if problem:
+            raise serializers.ValidationError({"config": problem})
         if Connector.objects.filter(run=run, name=attrs["name"]).exists():
             raise serializers.ValidationError({"name": f"run {run.pk} already has a connector {attrs['name']!r}"})
         return attrs

@@ -875,6 +875,14 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly error_at: string | null;
+            /**
+             * @description see docs/connectors.md
+             *
+             *     * `file_sink` - file_sink
+             *     * `file_source` - file_source
+             *     * `kafka_sink` - kafka_sink
+             *     * `kafka_source` - kafka_source
+             */
             kind: components["schemas"]["ConnectorKindEnum"];
             readonly last_error: string;
             readonly last_tick: number;
@@ -889,15 +897,23 @@ export interface components {
             readonly state: string;
         };
         /**
-         * @description * `kafka_source` - Kafka Source
-         *     * `file_source` - File Source
-         *     * `kafka_sink` - Kafka Sink
-         *     * `file_sink` - File Sink
+         * @description * `file_sink` - file_sink
+         *     * `file_source` - file_source
+         *     * `kafka_sink` - kafka_sink
+         *     * `kafka_source` - kafka_source
          * @enum {string}
          */
-        ConnectorKindEnum: "kafka_source" | "file_source" | "kafka_sink" | "file_sink";
+        ConnectorKindEnum: "file_sink" | "file_source" | "kafka_sink" | "kafka_source";
         ConnectorRequest: {
             config?: unknown;
+            /**
+             * @description see docs/connectors.md
+             *
+             *     * `file_sink` - file_sink
+             *     * `file_source` - file_source
+             *     * `kafka_sink` - kafka_sink
+             *     * `kafka_source` - kafka_source
+             */
             kind: components["schemas"]["ConnectorKindEnum"];
             name: string;
             node: string;

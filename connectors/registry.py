@@ -1,0 +1,26 @@
+"""Every connector kind, by name (each declared next to its client: see kinds.py).
+A new kind: its module's `KINDS`, added to `_SPECS` below."""
+from __future__ import annotations
+
+from . import files, kafka
+from .errors import ConfigError
+from .kinds import KindSpec
+
+_SPECS = [*kafka.KINDS, *files.KINDS]
+_KINDS: dict[str, KindSpec] = {spec.name: spec for spec in _SPECS}
+
+
+def kinds() -> dict[str, KindSpec]:
+    return _KINDS
+
+
+def spec(kind: str) -> KindSpec:
+    try:
+        return _KINDS[kind]
+    except KeyError:
+        raise ConfigError(f"unknown kind {kind!r} (kinds: {', '.join(sorted(_KINDS))})") from None
+
+
+def is_source(kind: str) -> bool:
+    found = _KINDS.get(kind)
+    return bool(found and found.source)
