@@ -36,3 +36,33 @@ def pump_until(pump, run, done, what, timeout=30):
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         if not pump.pump_run(run, run.epoch, run.fence):
             time.sleep(0.05)
+
+
+def _broker(tmp_path_factory, start):
+    broker = start(tmp_path_factory.mktemp(start.__name__))
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """A redis-server of the tests' own on a free port (tests/brokers.py)."""
+    from tests.brokers import start_redis
+
+    yield from _broker(tmp_path_factory, start_redis)
+
+
+@pytest.fixture(scope="session")
+def nats_server(tmp_path_factory):
+    """A nats-server with JetStream of the tests' own on a free port (tests/brokers.py)."""
+    from tests.brokers import start_nats
+
+    yield from _broker(tmp_path_factory, start_nats)
+
+
+@pytest.fixture(scope="session")
+def mqtt_broker(tmp_path_factory):
+    """A mosquitto of the tests' own on a free port, with persistence (tests/brokers.py)."""
+    from tests.brokers import start_mosquitto
+
+    yield from _broker(tmp_path_factory, start_mosquitto)
