@@ -8,7 +8,7 @@ import redis
 
 from . import formats
 from .errors import ConfigError, RecordError, Transient
-from .kinds import KindSpec, Opening
+from .kinds import KindSpec
 
 START = ("earliest", "latest")
 TIMEOUT = 10.0
