@@ -880,8 +880,15 @@ export interface components {
              *
              *     * `file_sink` - file_sink
              *     * `file_source` - file_source
+             *     * `generator_source` - generator_source
              *     * `kafka_sink` - kafka_sink
              *     * `kafka_source` - kafka_source
+             *     * `mqtt_sink` - mqtt_sink
+             *     * `mqtt_source` - mqtt_source
+             *     * `nats_sink` - nats_sink
+             *     * `nats_source` - nats_source
+             *     * `redis_sink` - redis_sink
+             *     * `redis_source` - redis_source
              */
             kind: components["schemas"]["ConnectorKindEnum"];
             readonly last_error: string;
@@ -899,11 +906,18 @@ export interface components {
         /**
          * @description * `file_sink` - file_sink
          *     * `file_source` - file_source
+         *     * `generator_source` - generator_source
          *     * `kafka_sink` - kafka_sink
          *     * `kafka_source` - kafka_source
+         *     * `mqtt_sink` - mqtt_sink
+         *     * `mqtt_source` - mqtt_source
+         *     * `nats_sink` - nats_sink
+         *     * `nats_source` - nats_source
+         *     * `redis_sink` - redis_sink
+         *     * `redis_source` - redis_source
          * @enum {string}
          */
-        ConnectorKindEnum: "file_sink" | "file_source" | "kafka_sink" | "kafka_source";
+        ConnectorKindEnum: "file_sink" | "file_source" | "generator_source" | "kafka_sink" | "kafka_source" | "mqtt_sink" | "mqtt_source" | "nats_sink" | "nats_source" | "redis_sink" | "redis_source";
         ConnectorRequest: {
             config?: unknown;
             /**
@@ -911,8 +925,15 @@ export interface components {
              *
              *     * `file_sink` - file_sink
              *     * `file_source` - file_source
+             *     * `generator_source` - generator_source
              *     * `kafka_sink` - kafka_sink
              *     * `kafka_source` - kafka_source
+             *     * `mqtt_sink` - mqtt_sink
+             *     * `mqtt_source` - mqtt_source
+             *     * `nats_sink` - nats_sink
+             *     * `nats_source` - nats_source
+             *     * `redis_sink` - redis_sink
+             *     * `redis_source` - redis_source
              */
             kind: components["schemas"]["ConnectorKindEnum"];
             name: string;
