@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets as random_tokens
+import time
 
 import nats
 import nats.errors
@@ -23,6 +24,10 @@ from .kinds import KindSpec
 START = ("earliest", "latest")
 TIMEOUT = 10.0
 POLL_WAIT = 0.2  # how long an idle source's poll waits for a first message (seconds)
+#: an idle source asks at most this often (seconds) whether its consumer is still there: the
+#: server drops it after `inactive_threshold` without pulls (a run paused that long), and a
+#: pull from a consumer that is gone just finds nothing
+CHECK_EVERY = 5.0
 SECRETS = ("user", "password", "token")
 #: headers the sink writes on every message, to find its last tick in the stream
 SINK, TICK, RECORD = "Dbspweb-Sink", "Dbspweb-Tick", "Dbspweb-Record"
@@ -113,7 +118,7 @@ class NatsSource(_Client):
             elif not self.subject and info.state.messages and info.state.first_seq > self.after + 1:
                 raise ConfigError(f"messages {self.after + 1} to {info.state.first_seq - 1} of stream {self.stream!r} "
                                   f"were removed before they were read (limits?); declare the connector again to start over")
-            self.read = self.after
+            self.read, self.checked_at = self.after, time.monotonic()
             consumer = ConsumerConfig(
                 name=self.consumer, deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=self.after + 1,
                 ack_policy=AckPolicy.ALL, ack_wait=300, max_ack_pending=-1, inactive_threshold=120,
@@ -146,6 +151,8 @@ class NatsSource(_Client):
             messages = []
         except _ERRORS as e:
             raise Transient(_problem(e)) from None
+        if not messages and time.monotonic() - self.checked_at >= CHECK_EVERY:
+            self._check_consumer()
         items = []
         for message in messages:
             seq = message.metadata.sequence.stream
@@ -158,6 +165,16 @@ class NatsSource(_Client):
                 raise RecordError("", position, "an empty message (no value)")
             items.append((position, decode(position, message.data)))
         return items, {"stream_seq": self.read}
+
+    def _check_consumer(self) -> None:
+        self.checked_at = time.monotonic()
+        try:
+            self.loop.run(self.sub.consumer_info())
+        except nats.js.errors.NotFoundError:
+            raise Transient(f"NATS: the source's consumer {self.consumer!r} is gone (idle too long?): "
+                            f"opening a new one from the stored sequence") from None
+        except _ERRORS as e:
+            raise Transient(_problem(e)) from None
 
     def advanced(self, position: dict) -> None:
         """The position was committed with its push: acknowledge up to it (best effort:

@@ -199,3 +199,29 @@ def test_a_retried_tick_is_not_published_twice(nats_server, held_run):
     third.write(6, [({"id": 3}, 1), ({"id": 4}, 1)])
     third.close()
     assert [json.loads(v)["insert"]["id"] for _, v in messages(nats_server.url, stream)] == [1, 2, 3, 4]
+
+
+def test_a_source_whose_consumer_went_away_opens_another_from_the_stored_sequence(nats_server, held_run, client_for,
+                                                                                   monkeypatch):
+    """The server drops an idle consumer (a run paused longer than its inactive threshold):
+    the source notices, and a new consumer starts after the stored sequence."""
+    from connectors import nats_jetstream
+
+    monkeypatch.setattr(nats_jetstream, "CHECK_EVERY", 0.0)
+    subject = f"gone.{uuid.uuid4().hex[:6]}"
+    stream = new_stream(nats_server.url, subject)
+    publish(nats_server.url, subject, [{"insert": order(1)}])
+    source = declare(client_for, held_run, name="orders-in", kind="nats_source", node="orders",
+                     config={"servers": nats_server.url, "stream": stream})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the first record")
+
+    async def drop(js, jsm):
+        for consumer in await jsm.consumers_info(stream):
+            await jsm.delete_consumer(stream, consumer.name)
+
+    nats_do(nats_server.url, drop)
+    [last] = publish(nats_server.url, subject, [{"insert": order(2)}])
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"stream_seq": last}, "the new record")
+    pump.close_all_but(set())
+    assert [r["id"] for r, _ in pushed_rows(held_run)] == [1, 2]
