@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -167,10 +168,15 @@ class MqttSink(_Client):
             if info.rc != mqtt.MQTT_ERR_SUCCESS:
                 raise Transient(f"MQTT: publishing failed: {mqtt.error_string(info.rc)}")
             sent.append(info)
+        deadline = time.monotonic() + TIMEOUT + len(sent) / 1000
         for info in sent:
-            info.wait_for_publish(TIMEOUT)
+            try:
+                info.wait_for_publish(max(0.01, deadline - time.monotonic()))
+            except (ValueError, RuntimeError) as e:
+                raise Transient(f"MQTT: {e}") from None
             if not info.is_published():
-                raise Transient("MQTT: the broker did not acknowledge a message of the tick in time")
+                raise Transient("MQTT: the broker did not acknowledge every message of the tick in time"
+                                + (" (the connection was lost)" if self.broken.is_set() else ""))
 
 
 def _check(config: dict, schema) -> str | None:
