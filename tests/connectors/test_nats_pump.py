@@ -225,3 +225,18 @@ def test_a_source_whose_consumer_went_away_opens_another_from_the_stored_sequenc
     pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"stream_seq": last}, "the new record")
     pump.close_all_but(set())
     assert [r["id"] for r, _ in pushed_rows(held_run)] == [1, 2]
+
+
+def test_start_latest_skips_what_the_stream_held(nats_server, held_run, client_for):
+    subject = f"late.{uuid.uuid4().hex[:6]}"
+    stream = new_stream(nats_server.url, subject)
+    old = publish(nats_server.url, subject, [{"insert": order(i)} for i in range(3)])
+    source = declare(client_for, held_run, name="late", kind="nats_source", node="orders",
+                     config={"servers": nats_server.url, "stream": stream, "start": "latest", "format": "json"})
+    pump = Pump()
+    pump.pump_run(held_run, held_run.epoch, held_run.fence)
+    assert Connector.objects.get(pk=source.pk).position == {"stream_seq": old[-1]}
+    [new] = publish(nats_server.url, subject, [order(7)])
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"stream_seq": new}, "the new one")
+    pump.close_all_but(set())
+    assert [r["id"] for r, _ in pushed_rows(held_run)] == [7]
