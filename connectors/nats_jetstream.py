@@ -77,7 +77,7 @@ class _Client:
         try:
             self.nc = self.loop.run(nats.connect(
                 servers=[s.strip() for s in config["servers"].split(",")], connect_timeout=5, allow_reconnect=True,
-                max_reconnect_attempts=3, error_cb=quiet, **(secrets or {})))
+                max_reconnect_attempts=2, reconnect_time_wait=0.5, error_cb=quiet, **(secrets or {})))
         except _ERRORS as e:
             self.close()
             raise Transient(_problem(e)) from None
