@@ -14,9 +14,12 @@ IS [NOT] DISTINCT FROM (and <=>: NULL-safe, never NULL), IS [NOT] TRUE / FALSE,
 (of a literal pattern, matched in linear time: dbsp.functions),
 CAST / :: (NULL when a value does not convert), and the functions of dbsp.functions
 (lower, upper, length, trim, abs, floor, ceil, round, substring, replace, concat / ||,
-year, month, day, coalesce, greatest, least, nullif), and for list columns (array<T>)
-cardinality / array_size, array_contains and element_at (1-based; negative counts
-from the end; out of range is NULL); lists cannot be compared. Division is always double;
+year, month, day, hour, minute, second, coalesce, greatest, least, nullif),
+FORMAT_TIMESTAMP('<strftime format>', t) (fields %Y %m %d %H %M %S and %%), SPLIT(s,
+'<separator>') (a list of strings; the separator a non-empty literal, matched as text),
+and for lists (array<T>) cardinality / array_size, array_contains, element_at (1-based;
+negative counts from the end; out of range is NULL) and xs[i] (1-based; below 1 or past
+the end is NULL, as Feldera's); lists cannot be compared. Division is always double;
 x / 0 and x % 0 are NULL (as Spark's try_divide / try_mod). Dates and timestamps
 compare with ISO strings. `ts ± INTERVAL 'n' SECOND` (MICROSECOND .. DAY; months and
 years have no fixed length) shifts a timestamp by whole microseconds.
@@ -61,7 +64,11 @@ class Expr:
         from pyspark.sql import functions as F
 
         where = where or self.where
-        a = [x.to_spark(where) if isinstance(x, Expr) else x for x in self.args]
+        if self.op in _LIST_FUNCTIONS:  # a list made here (SPLIT) is used as Spark's array, not its JSON text
+            array = _spark_array(self.args[0], where)
+            a = [array] + [x.to_spark(where) for x in self.args[1:]]
+        else:
+            a = [x.to_spark(where) if isinstance(x, Expr) else x for x in self.args]
         if self.op in ("not", "AND", "OR", "case"):  # a NULL literal where Spark wants a boolean: typed
             conditions = range(len(a)) if self.op != "case" else range(0, len(a) - 1, 2)
             a = [x.cast("boolean") if i in conditions and self.args[i].type == "null" else x for i, x in enumerate(a)]
@@ -69,7 +76,7 @@ class Expr:
             case "col":
                 return F.col(self.value)
             case "lit":
-                return F.lit(self.value)
+                return fns.spark_lit(self.value)
             case "neg":
                 if self.type == "bigint":
                     return numeric.spark_checked_bigint(F.try_subtract(F.lit(0), a[0]), [a[0]], where, "neg")
@@ -126,13 +133,19 @@ class Expr:
                 if element_type(self.type) is not None:  # NULL or the same list type: its physical form
                     return a[0].cast("string")
                 return fns.spark_cast(a[0], self.args[0].type, self.type)
-            case "cardinality":  # lists are JSON text in Spark (types.encode_list)
-                return F.when(a[0].isNotNull(), F.size(F.from_json(a[0], self.args[0].type)).cast("bigint"))
+            case "cardinality":  # lists are JSON text in Spark (types.encode_list): a[0] is the array
+                return F.when(a[0].isNotNull(), F.size(a[0]).cast("bigint"))
             case "array_contains":
-                return F.array_contains(F.from_json(a[0], self.args[0].type), a[1])
+                return F.array_contains(a[0], a[1])
             case "element_at":
                 index = a[1].try_cast("int")  # Spark's index is an int; beyond it, out of range: NULL
-                return F.when(a[1] != 0, F.try_element_at(F.from_json(a[0], self.args[0].type), index))
+                return F.when(a[1] != 0, F.try_element_at(a[0], index))
+            case "subscript":
+                return F.when(a[1] >= 1, F.try_element_at(a[0], a[1].try_cast("int")))
+            case "split":
+                return fns.spark_json_strings(_spark_split(self, where))
+            case "format_ts":
+                return F.date_format(a[0], fns.spark_timestamp_pattern(self.value))
             case "fn":
                 fn = fns.FUNCTIONS[self.value]
                 if self.value == "round":
@@ -147,6 +160,21 @@ class Expr:
         """A function row_tuple -> value, with SQL three-valued logic and NULL propagation."""
         index = {c.name: i for i, c in enumerate(schema.columns)}
         return _py(self, index, self.where)
+
+
+def _spark_split(e: Expr, where):
+    from pyspark.sql import functions as F
+
+    return F.split(e.args[0].to_spark(where), fns.java_regex_literal(e.value), -1)
+
+
+def _spark_array(e: Expr, where):
+    """A list expression as a Spark array: SPLIT's own array, else the JSON text read back."""
+    from pyspark.sql import functions as F
+
+    if e.op == "split":
+        return _spark_split(e, where)
+    return F.from_json(e.to_spark(where), e.type)
 
 
 _INTERVAL_UNITS = {"MICROSECOND": 1, "MILLISECOND": 1_000, "SECOND": 1_000_000, "MINUTE": 60_000_000,
@@ -268,6 +296,22 @@ def _py(e: Expr, index: dict[str, int], where: str | None):
     if op == "cast":
         f, source, target = args[0], e.args[0].type, e.type
         return lambda r: fns.python_cast(f(r), source, target)
+    if op == "split":
+        f, separator = args[0], e.value
+
+        def split(r):
+            x = f(r)
+            return None if x is None else tuple(x.split(separator))
+
+        return split
+    if op == "format_ts":
+        f, parts = args[0], e.value
+
+        def format_ts(r):
+            x = f(r)
+            return None if x is None else fns.python_format_timestamp(parts, x)
+
+        return format_ts
     if op in _LIST_FUNCTIONS:
         f, rest, impl = args[0], args[1:], _LIST_FUNCTIONS[op]
 
@@ -311,7 +355,12 @@ def _element_at(xs: tuple, i: int):
     return xs[i - 1] if i > 0 else xs[i]
 
 
-_LIST_FUNCTIONS = {"cardinality": lambda xs: len(xs), "array_contains": _array_contains, "element_at": _element_at}
+def _subscript(xs: tuple, i: int):
+    return xs[i - 1] if 1 <= i <= len(xs) else None
+
+
+_LIST_FUNCTIONS = {"cardinality": lambda xs: len(xs), "array_contains": _array_contains, "element_at": _element_at,
+                   "subscript": _subscript}
 
 
 def _div(x, y):
@@ -383,6 +432,8 @@ _READS: dict[type, set[str]] = {
     **{cls: _BINARY_READS for cls in (*COMPARISONS, *ARITHMETIC, *LOGICAL)},
     **{getattr(exp, name): {"this", "expressions"} for name in fns.SQLGLOT_NAMES},
 }
+_READS[exp.Split] = _BINARY_READS
+_READS[exp.Bracket] = {"this", "expressions"}
 _READS[exp.Round] = {"this", "decimals"}
 _READS[exp.Substring] = {"this", "start", "length"}
 _READS[exp.Replace] = {"this", "expression", "replacement"}
@@ -582,11 +633,18 @@ class _Builder:
             return Expr("cast", (inner,), target)
         if (list_fn := _list_function(node)) is not None:
             return self.list_function(list_fn, node)
+        if isinstance(node, exp.Split):
+            return self.split(node)
+        if isinstance(node, exp.Bracket):
+            return self.subscript(node)
+        if isinstance(node, exp.Anonymous) and node.name.upper() == "FORMAT_TIMESTAMP":
+            return self.format_timestamp(node)
         if type(node).__name__ in fns.SQLGLOT_NAMES:
             return self.function(fns.SQLGLOT_NAMES[type(node).__name__], node)
         if isinstance(node, (exp.Anonymous, exp.Func)):
             name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
-            self.fail(f"function {name}() is not supported (functions: {', '.join(sorted([*fns.FUNCTIONS, *_LIST_FUNCTIONS, 'array_size']))})", node)
+            known = sorted([*fns.FUNCTIONS, *(f for f in _LIST_FUNCTIONS if f != "subscript"), "array_size", "format_timestamp", "split"])
+            self.fail(f"function {name}() is not supported (functions: {', '.join(known)})", node)
         self.fail(f"{_sql_name(node)} is not allowed in an expression", node)
 
 
@@ -665,6 +723,46 @@ class _Builder:
         elif value.type not in (element, "null"):
             self.fail(f"array_contains() argument 2 must be {element} (the list's element type), got {value.type}", raw[1])
         return Expr("array_contains", (args[0], value), "boolean")
+
+    def split(self, node: exp.Split) -> Expr:
+        if node.args.get("expression") is None:
+            self.fail("split() takes 2 arguments (a string and a separator), got 1", node)
+        value = self.build(node.this)
+        if value.type not in ("string", "null"):
+            self.fail(f"split() argument 1 must be string, got {value.type}", node.this)
+        separator = self.build(node.expression)
+        while separator.op == "cast" and separator.type == "string" and separator.args[0].type == "string":
+            separator = separator.args[0]  # CAST('/' AS VARCHAR): the literal
+        if separator.op != "lit" or separator.type != "string" or separator.value == "":
+            self.fail("split() separator must be a non-empty string literal", node.expression)
+        return Expr("split", (value,), "array<string>", separator.value)
+
+    def subscript(self, node: exp.Bracket) -> Expr:
+        if len(node.expressions) != 1:
+            self.fail(f"a list takes one index in [], got {len(node.expressions)}", node)
+        xs, index = self.build(node.this), self.build(node.expressions[0])
+        element = element_type(xs.type)
+        if element is None:
+            self.fail(f"[] indexes a list (array<...>), got {xs.type}", node.this)
+        if index.type not in ("bigint", "null"):
+            self.fail(f"a list's index must be bigint (1-based), got {index.type}", node.expressions[0])
+        return Expr("subscript", (xs, index), element)
+
+    def format_timestamp(self, node: exp.Anonymous) -> Expr:
+        if len(node.expressions) != 2:
+            self.fail(f"format_timestamp() takes 2 arguments (a format and a timestamp), got {len(node.expressions)}", node)
+        fmt, value = node.expressions
+        if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+            self.fail("format_timestamp() format must be a string literal (strftime fields %Y %m %d %H %M %S)", fmt)
+        try:
+            parts = fns.timestamp_format(fmt.this)
+        except fns.TimestampFormatError as e:
+            start = _position(fmt)
+            raise ExpressionError(str(e), None if start is None else start + 1 + e.offset) from None
+        ts = self.build(value)
+        if ts.type not in ("date", "timestamp", "null"):
+            self.fail(f"format_timestamp() argument 2 must be date or timestamp, got {ts.type}", value)
+        return Expr("format_ts", (ts,), "string", parts)
 
     def case(self, node: exp.Case) -> Expr:
         subject = self.build(node.this) if node.args.get("this") is not None else None

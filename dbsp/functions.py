@@ -63,7 +63,8 @@ def python_cast(value, source: str, target: str):
     if pair == ("date", "string"):
         return value.isoformat()
     if pair == ("timestamp", "string"):
-        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        # not strftime: glibc's %Y does not pad years below 1000 ('999-07-08'), Spark's does
+        text = f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d}:{value.second:02d}"
         return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
     if pair == ("string", "bigint"):
         m = _INT.match(value)
@@ -91,6 +92,19 @@ def python_cast(value, source: str, target: str):
     if pair == ("timestamp", "date"):
         return value.date()
     raise ValueError(f"no cast from {source} to {target}")
+
+
+def spark_lit(value):
+    """A Python value as a Spark literal. Dates and timestamps go as ISO text cast on the
+    JVM: PySpark's py4j converters write them with strftime('%Y'), which does not pad
+    years below 1000 ('999-07-08': java.sql.Date refuses it), and read naive timestamps
+    in the process's local time zone."""
+    F = _F()
+    if isinstance(value, dt.datetime):
+        return F.lit(value.isoformat(sep=" ")).cast("timestamp_ntz")
+    if isinstance(value, dt.date):
+        return F.lit(value.isoformat()).cast("date")
+    return F.lit(value)
 
 
 def spark_cast(col, source: str, target: str):
@@ -273,6 +287,13 @@ FUNCTIONS: dict[str, Function] = {
         Function("year", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: d.year, lambda c: _F().year(c).cast("bigint")),
         Function("month", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: d.month, lambda c: _F().month(c).cast("bigint")),
         Function("day", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: d.day, lambda c: _F().dayofmonth(c).cast("bigint")),
+        # a date's time of day is midnight (Spark casts the date to a timestamp)
+        Function("hour", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: getattr(d, "hour", 0),
+                 lambda c: _F().hour(c).cast("bigint")),
+        Function("minute", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: getattr(d, "minute", 0),
+                 lambda c: _F().minute(c).cast("bigint")),
+        Function("second", (1, 1), [TEMPORAL], lambda ts: "bigint", lambda d: getattr(d, "second", 0),
+                 lambda c: _F().second(c).cast("bigint")),
         Function("coalesce", (1, 64), None, None, lambda *xs: next((x for x in xs if x is not None), None),
                  lambda *cs: _F().coalesce(*cs), null_propagates=False),
         Function("greatest", (2, 64), None, None, lambda *xs: max((x for x in xs if x is not None), default=None),
@@ -288,9 +309,92 @@ FUNCTIONS: dict[str, Function] = {
 SQLGLOT_NAMES = {
     "Lower": "lower", "Upper": "upper", "Length": "length", "Trim": "trim", "Abs": "abs", "Floor": "floor",
     "Ceil": "ceil", "Round": "round", "Substring": "substring", "Replace": "replace", "Concat": "concat",
-    "DPipe": "concat", "Year": "year", "Month": "month", "Day": "day", "Coalesce": "coalesce",
+    "DPipe": "concat", "Year": "year", "Month": "month", "Day": "day",
+    "Hour": "hour", "Minute": "minute", "Second": "second", "Coalesce": "coalesce",
     "Greatest": "greatest", "Least": "least", "Nullif": "nullif",
 }
+
+
+# ---- FORMAT_TIMESTAMP(format, t): strftime's fields, a whitelist, one text for both backends ----
+#: strftime field -> (Python: the value's text, Java DateTimeFormatter letters for Spark's date_format)
+TIMESTAMP_FIELDS = {
+    "Y": (lambda t: f"{t.year:04d}", "yyyy"), "m": (lambda t: f"{t.month:02d}", "MM"),
+    "d": (lambda t: f"{t.day:02d}", "dd"), "H": (lambda t: f"{getattr(t, 'hour', 0):02d}", "HH"),
+    "M": (lambda t: f"{getattr(t, 'minute', 0):02d}", "mm"), "S": (lambda t: f"{getattr(t, 'second', 0):02d}", "ss"),
+}
+
+
+class TimestampFormatError(ValueError):
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset  # in the format text
+
+
+def timestamp_format(text: str) -> tuple:
+    """A strftime format -> its parts: literal strings and field letters (`("field", "Y")`).
+    Only the fields of TIMESTAMP_FIELDS and `%%`; anything else is refused with its offset."""
+    parts, literal, i = [], [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch != "%":
+            literal.append(ch)
+            i += 1
+            continue
+        field = text[i + 1] if i + 1 < len(text) else ""
+        if field == "%":
+            literal.append("%")
+        elif field in TIMESTAMP_FIELDS:
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(("field", field))
+        else:
+            shown = f"%{field}" if field else "a lone %"
+            raise TimestampFormatError(f"FORMAT_TIMESTAMP: {shown} is not supported (fields: "
+                                       f"{', '.join('%' + f for f in TIMESTAMP_FIELDS)} and %% for a %)", i)
+        i += 2
+    if literal:
+        parts.append("".join(literal))
+    return tuple(parts)
+
+
+def python_format_timestamp(parts: tuple, value) -> str:
+    return "".join(TIMESTAMP_FIELDS[p[1]][0](value) if isinstance(p, tuple) else p for p in parts)
+
+
+def spark_timestamp_pattern(parts: tuple) -> str:
+    """Java's pattern: fields as letters, literal text quoted ('' is a quote)."""
+    out = []
+    for p in parts:
+        out.append(TIMESTAMP_FIELDS[p[1]][1] if isinstance(p, tuple) else "'" + p.replace("'", "''") + "'")
+    return "".join(out)
+
+
+# ---- SPLIT(s, separator) -> array<string>: the separator is a literal, matched as text ----
+def java_regex_literal(text: str) -> str:
+    """`text` as a Java regex matching exactly it (Spark's split takes a regex): every
+    character that is not a letter or digit escaped (always legal in Java's syntax)."""
+    return "".join(ch if ch.isalnum() else "\\" + ch for ch in text)
+
+
+def spark_json_strings(array_col):
+    """An array<string> column (no NULL elements) as the JSON text types.encode_list gives
+    (Python's json.dumps, ensure_ascii=False): the same escapes, so a list made in Spark
+    equals the same list encoded on the driver."""
+    F = _F()
+    short = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+    def escape(x):
+        for ch, rep in short.items():
+            x = F.replace(x, F.lit(ch), F.lit(rep))
+        for code in range(0x20):
+            ch = chr(code)
+            if ch not in short:
+                x = F.replace(x, F.lit(ch), F.lit(f"\\u{code:04x}"))
+        return x
+
+    items = F.transform(array_col, lambda x: F.concat(F.lit('"'), escape(x), F.lit('"')))
+    return F.when(array_col.isNotNull(), F.concat(F.lit("["), F.array_join(items, ","), F.lit("]")))
 
 
 # ---- functions that can overflow or grow a string: checked, naming who evaluates them ----

@@ -96,6 +96,8 @@ ORACLE = {
               FROM auction A JOIN bid B ON A.id = B.auction
               WHERE B.date_time BETWEEN A.date_time AND A.expires)
         WHERE rownum <= 1""",
+    "q10": "SELECT auction, bidder, price, date_time, extra, strftime(date_time, '%Y-%m-%d'), strftime(date_time, '%H:%M') "
+           "FROM bid",
     "q11": """
         WITH marked AS (
                SELECT bidder, date_time,
@@ -112,6 +114,14 @@ ORACLE = {
     "q12": f"""
         SELECT bidder, COUNT(*) AS bid_count, ws AS starttime, ws + INTERVAL 10 SECOND AS endtime
         FROM (SELECT bidder, {_BUCKET.format(size="10 SECOND")} AS ws FROM bid) GROUP BY bidder, ws""",
+    "q14": """
+        SELECT auction, bidder, CAST(0.908 AS DOUBLE) * price AS price,
+               CASE WHEN extract(hour FROM date_time) BETWEEN 8 AND 18 THEN 'dayTime'
+                    WHEN extract(hour FROM date_time) <= 6 OR extract(hour FROM date_time) >= 20 THEN 'nightTime'
+                    ELSE 'otherTime' END AS bidTimeType,
+               date_time, extra, CAST(length(extra) - length(replace(extra, 'c', '')) AS BIGINT) AS c_counts
+        FROM bid
+        WHERE CAST(0.908 AS DOUBLE) * price > 1000000 AND CAST(0.908 AS DOUBLE) * price < 50000000""",
     "q15": """
         SELECT CAST(date_time AS DATE) AS day, COUNT(*),
                COUNT(*) FILTER (WHERE price < 10000), COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000),
@@ -123,6 +133,17 @@ ORACLE = {
                COUNT(DISTINCT auction) FILTER (WHERE price >= 10000 AND price < 1000000),
                COUNT(DISTINCT auction) FILTER (WHERE price >= 1000000)
         FROM bid GROUP BY CAST(date_time AS DATE)""",
+    "q16": """
+        SELECT channel, CAST(date_time AS DATE) AS day, strftime(MAX(date_time), '%H:%M') AS minute, COUNT(*),
+               COUNT(*) FILTER (WHERE price < 10000), COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(*) FILTER (WHERE price >= 1000000),
+               COUNT(DISTINCT bidder), COUNT(DISTINCT bidder) FILTER (WHERE price < 10000),
+               COUNT(DISTINCT bidder) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(DISTINCT bidder) FILTER (WHERE price >= 1000000),
+               COUNT(DISTINCT auction), COUNT(DISTINCT auction) FILTER (WHERE price < 10000),
+               COUNT(DISTINCT auction) FILTER (WHERE price >= 10000 AND price < 1000000),
+               COUNT(DISTINCT auction) FILTER (WHERE price >= 1000000)
+        FROM bid GROUP BY channel, CAST(date_time AS DATE)""",
     "q17": """
         SELECT auction, CAST(date_time AS DATE) AS day, COUNT(*),
                COUNT(*) FILTER (WHERE price < 10000), COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000),
@@ -139,6 +160,8 @@ ORACLE = {
                                         ORDER BY price DESC, bidder, channel, url, date_time, extra) AS rank_number
            FROM bid)
         WHERE rank_number <= 10""",
+    "q22": "SELECT auction, bidder, price, channel, string_split(url, '/')[4], string_split(url, '/')[5], "
+           "string_split(url, '/')[6] FROM bid",
     "q20": """
         SELECT auction, bidder, price, channel, url, B.date_time, B.extra,
                itemname, description, initialbid, reserve, A.date_time AS adatetime, expires, seller, category,

@@ -909,6 +909,8 @@ def _classic(df) -> bool:
 def _spark_filter(ctx, df, schema: Schema, columns: list[str], keys: pa.Table):
     from pyspark.sql import functions as F
 
+    from ..functions import spark_lit
+
     if keys.num_rows > PREDICATE_MAX_KEYS:
         from .zsets import null_safe_semi
 
@@ -918,13 +920,13 @@ def _spark_filter(ctx, df, schema: Schema, columns: list[str], keys: pa.Table):
         c = F.col(columns[0])
         column = keys[columns[0]]
         values = [v for v in column.to_pylist() if v is not None]
-        cond = c.isin(values) if values else F.lit(False)
+        cond = c.isin([spark_lit(v) for v in values]) if values else F.lit(False)
         return df.where(cond | c.isNull() if column.null_count else cond)
     cond = None
     for k in zip(*(keys[c].to_pylist() for c in columns)):
         term = None
         for name, value in zip(columns, k):
-            eq = F.col(name).isNull() if value is None else F.col(name) == F.lit(value)
+            eq = F.col(name).isNull() if value is None else F.col(name) == spark_lit(value)
             term = eq if term is None else term & eq
         cond = term if cond is None else cond | term
     return df.where(cond)

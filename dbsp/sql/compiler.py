@@ -16,6 +16,7 @@ from .. import budget
 from .circuit import CircuitBuilder, Level, Ref
 from .errors import Span, SqlError, SqlProblem, SqlTooBig
 from .naming import engine_name, spark_name
+from . import udf
 from .script import WINDOW_FUNCTIONS, Script, parse_script
 
 TYPES = {
@@ -92,6 +93,7 @@ class Compiler:
         self.tables: list[str] = []  # the script's tables, in order
         self.one: Ref | None = None  # the one row SELECT without FROM reads
         self.filter_names: dict[int, str] = {}  # an unnamed agg(x) FILTER (WHERE c) item -> its name
+        self.functions: dict[str, udf.SqlFunction] = {}  # CREATE FUNCTION ... AS expression, inlined at calls
 
     # ---- problems -------------------------------------------------------------------
     def span(self, node) -> Span | None:
@@ -126,11 +128,13 @@ class Compiler:
                 if kind == "TABLE":
                     self.table(st)
                 elif kind == "VIEW":
-                    self.create_view(st)
+                    self.create_view(self.inlined(st))
+                elif kind == "FUNCTION":
+                    self.create_function(st)
                 else:
                     what = f"CREATE {kind}" if kind else (st.sql().split()[0].upper() if isinstance(st, exp.Command) else type(st).__name__.upper())
                     span = spans[i] if len(spans) == len(self.script.statements) else self.span(st)
-                    self.fail(f"unsupported: statement {what} (only CREATE TABLE and CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW)", span=span)
+                    self.fail(f"unsupported: statement {what} (only CREATE TABLE, CREATE [MATERIALIZED | LOCAL | RECURSIVE] VIEW and CREATE FUNCTION ... AS expression)", span=span)
             except SqlTooBig:
                 raise
             except budget.BudgetExceeded as e:  # (stopped inside the engine's check of a node): name the statement
@@ -215,6 +219,20 @@ class Compiler:
         if dt.this in TYPES and not dt.expressions:
             return TYPES[dt.this]
         self.refuse(f"type {dt.sql()}", dt, "types: BIGINT (INT), DOUBLE, VARCHAR, BOOLEAN, DATE, TIMESTAMP, ARRAY<...>")
+
+    def create_function(self, st: exp.Create):
+        try:
+            f = udf.declare(st, self.functions)
+        except udf.FunctionError as e:
+            self.fail(str(e), e.node if e.node is not None else st)
+        self.functions[f.name] = f
+
+    def inlined(self, st: exp.Create) -> exp.Create:
+        """The statement with each call of a declared SQL function replaced by its body."""
+        try:
+            return udf.inline(st, self.functions)
+        except udf.FunctionError as e:
+            self.fail(str(e), e.node if e.node is not None else st)
 
     def create_view(self, st: exp.Create):
         name = ident(st.this.this if isinstance(st.this, exp.Table) else st.this)

@@ -47,10 +47,12 @@ INTS = [-7, -3, -1, 0, 1, 2, 3, 5, 10]
 DOUBLES = [-2.5, -1.0, -0.5, 0.0, 0.25, 1.5, 2.5, 2.675, 3.0, 10.125]
 STRINGS = ["", "a", "abc", "ABC", "aBc", "a%b", "x_y", " 12 ", "-7", "3.5", "1e3", "b\\c", "hello world", "Zz",
            "2024-02-29", "true", "héllo", "  pad  "]
-DATES = ["2024-01-31", "2024-02-29", "1999-12-31"]
-TIMESTAMPS = ["2024-01-31T10:20:30", "2024-02-29T00:00:00", "2023-12-31T23:59:59.500000"]
+DATES = ["2024-01-31", "2024-02-29", "1999-12-31", "0999-07-08"]
+TIMESTAMPS = ["2024-01-31T10:20:30", "2024-02-29T00:00:00", "2023-12-31T23:59:59.500000", "0999-07-08T01:02:03"]
 INT_LISTS = [[], [1], [1, None], [3, 2, 1], [None]]
 STRING_LISTS = [["a", "b"], [None], ["abc"], []]
+SEPARATORS = ["a", " ", "-", "b\\", "l", "é", "%"]
+TIMESTAMP_PARTS = {"Y": ("year", 4), "m": ("month", 2), "d": ("day", 2), "H": ("hour", 2), "M": ("minute", 2), "S": ("second", 2)}
 LIKE_PIECES = ["a", "b", "c", "A", "x", " ", "%", "%", "_", "\\%", "\\_", "\\\\", "1"]
 
 #: every production the grammar has; a run with the fixed seeds must take each
@@ -61,11 +63,11 @@ PRODUCTIONS = {
     "ILIKE", "NOT ILIKE", "IS TRUE", "IS NOT TRUE", "IS FALSE", "IS NOT FALSE", "array_contains", "compare ISO literal",
     # numbers
     "column:bigint", "column:double", "literal:bigint", "literal:double", "neg", "+", "-", "*", "/", "%",
-    "abs", "floor", "ceil", "round", "round digits", "length", "year", "month", "day", "cardinality", "array_size",
-    "element_at",
+    "abs", "floor", "ceil", "round", "round digits", "length", "year", "month", "day", "hour", "minute", "second",
+    "cardinality", "array_size", "element_at", "cardinality split",
     # strings
     "column:string", "literal:string", "lower", "upper", "trim", "replace", "substring", "substring length",
-    "concat", "||",
+    "concat", "||", "format_timestamp", "split[]",
     # dates
     "column:date", "column:timestamp",
     # any type
@@ -207,7 +209,7 @@ class Grammar:
             self.take("nullif")
             a, b = self.expr(type_, d), self.expr(type_, d)
             return E(f"nullif({a.text}, {b.text})", ATOM, f"nullif({a.duck}, {b.duck})", type_)
-        sources = [s for s, t in CASTS if t == type_] + [type_]
+        sources = [s for s, t in sorted(CASTS) if t == type_] + [type_]  # sorted: a set of strings iterates by the hash seed
         source = r.choice(sources)
         inner = self.expr(source, d)
         word = r.choice(CAST_WORDS[type_])
@@ -322,7 +324,7 @@ class Grammar:
     def bigint(self, type_: str, depth: int) -> E:
         r, d = self.rng, depth + 1
         kind = self.pick(["arith", "arith", "neg", "abs", "floor", "ceil", "round", "length", "year", "month", "day",
-                         "cardinality", "array_size", "element_at"])
+                          "hour", "minute", "second", "cardinality", "array_size", "element_at", "cardinality split"])
         if kind == "arith":
             return self.arithmetic("bigint", d)
         self.take(kind)
@@ -345,6 +347,13 @@ class Grammar:
         if kind in ("year", "month", "day"):
             a = self.expr(r.choice(["date", "timestamp"]), d)
             return E(f"{kind}({a.text})", ATOM, f"CAST({kind}({a.duck}) AS BIGINT)", "bigint")
+        if kind in ("hour", "minute", "second"):  # a date's time is midnight
+            a = self.expr(r.choice(["date", "timestamp"]), d)
+            return E(f"{kind}({a.text})", ATOM, f"CAST({kind}(CAST({a.duck} AS TIMESTAMP)) AS BIGINT)", "bigint")
+        if kind == "cardinality split":
+            a, sep = self.expr("string", d), r.choice(SEPARATORS)
+            return E(f"cardinality(split({a.text}, {sql_string(sep)}))", ATOM,
+                     f"CAST(len(string_split({a.duck}, {sql_string(sep)})) AS BIGINT)", "bigint")
         if kind in ("cardinality", "array_size"):
             name = r.choice(["li", "ls"])
             return E(f"{kind}({name})", ATOM, f'CAST(len("{name}") AS BIGINT)', "bigint")
@@ -371,8 +380,23 @@ class Grammar:
     # ---- strings ----------------------------------------------------------------------
     def string(self, type_: str, depth: int) -> E:
         r, d = self.rng, depth + 1
-        kind = self.pick(["lower", "upper", "trim", "replace", "substring", "substring length", "concat", "||", "element_at"])
+        kind = self.pick(["lower", "upper", "trim", "replace", "substring", "substring length", "concat", "||", "element_at",
+                          "format_timestamp", "split[]"])
         self.take(kind)
+        if kind == "format_timestamp":  # DuckDB's own parts, zero-padded (its %Y does not pad years)
+            a = self.expr(r.choice(["date", "timestamp"]), d)
+            fields = r.sample(sorted(TIMESTAMP_PARTS), r.randint(1, 3))
+            separator = r.choice(["-", ":", " ", "/", "%%", "'"])
+            text = separator.join(f"%{f}" for f in fields)
+            shown = separator.replace("%%", "%")
+            ts = f"CAST({a.duck} AS TIMESTAMP)"
+            duck = f" || {sql_string(shown)} || ".join(
+                f"lpad(CAST({TIMESTAMP_PARTS[f][0]}({ts}) AS VARCHAR), {TIMESTAMP_PARTS[f][1]}, '0')" for f in fields)
+            return E(f"format_timestamp({sql_string(text)}, {a.text})", ATOM, f"({duck})", "string")
+        if kind == "split[]":  # 1-based; below 1 is NULL (DuckDB counts negatives from the end)
+            a, sep, i = self.expr("string", d), r.choice(SEPARATORS), self.expr("bigint", d)
+            return E(f"split({a.text}, {sql_string(sep)})[{i.text}]", ATOM,
+                     f"(CASE WHEN ({i.duck}) >= 1 THEN string_split({a.duck}, {sql_string(sep)})[{i.duck}] END)", "string")
         if kind in ("lower", "upper", "trim"):
             a = self.expr("string", d)
             return E(f"{kind}({a.text})", ATOM, f"{kind}({a.duck})", "string")

@@ -16,6 +16,7 @@ ROWS = [
     {"a": None, "x": None, "s": None, "d": "1999-12-31", "t": "1999-12-31T00:00:00", "b": True},
     {"a": 12, "x": 1e10, "s": "a%b_c\\", "d": "2000-01-01", "t": "2000-01-01T12:30:00", "b": False},
     {"a": 5, "x": 0.125, "s": "", "d": "2000-01-01", "t": "2000-01-01T12:30:00.000001", "b": True},
+    {"a": 99, "x": 3.0, "s": 'q"u\\o\x01te\n/é/ /', "d": "0999-07-08", "t": "0999-07-08T01:02:03", "b": None},
 ]
 
 EXPRESSIONS = [
@@ -31,6 +32,9 @@ EXPRESSIONS = [
     "replace(s, 'l', 'L')", "replace(s, '', 'x')", "s || '!'", "concat(s, s)",
     "year(d)", "month(t)", "day(d)", "coalesce(a, 0)", "coalesce(x, a)", "greatest(a, 3)", "least(x, a, 1)",
     "nullif(a, 7)", "a % 4", "a / 4", "x * a - 1",
+    "hour(t)", "minute(t)", "second(t)", "hour(d)", "format_timestamp('%Y-%m-%d %H:%M:%S, 100%%', t)",
+    "format_timestamp('%d/%m/%Y at %H', d)", "split(s, 'l')", "split(s, '/')", "split(s, '%')[2]", "split(s, '.')[1]",
+    "cardinality(split(s, '/'))", "element_at(split(s, 'l'), -1)", "array_contains(split(s, 'l'), 'o ')",
 ]
 
 
@@ -59,6 +63,27 @@ def test_spark_and_python_agree_on_every_expression(spark):
     assert seven[col("substring(s, 2, 3)")] == "Hel"
     assert seven[col("nullif(a, 7)")] is None
     assert seven[col("s ILIKE ' HE%'")] is True
+    assert seven[col("hour(t)")] == 10 and seven[col("hour(d)")] == 0
+    assert by_a["99"][col("format_timestamp('%Y-%m-%d %H:%M:%S, 100%%', t)")] == "0999-07-08 01:02:03, 100%"
+    assert by_a["99"][col("format_timestamp('%d/%m/%Y at %H', d)")] == "08/07/0999 at 00"
+    assert seven[col("split(s, 'l')")] == (" He", "", "o ")
+    assert by_a["12"][col("split(s, '%')[2]")] == "b_c\\" and minus3[col("split(s, '%')[2]")] is None
+    assert minus3[col("split(s, '.')[1]")] == "12"
+    assert by_a["99"][col("split(s, '/')")] == ('q"u\\o\x01te\n', "é", " ", "")
+
+
+def test_lists_spark_makes_are_the_json_text_the_driver_makes(spark):
+    """A list SPLIT makes in Spark is stored as JSON text (types.encode_list): the same
+    text the driver writes for it, or the same list would be two rows to Spark."""
+    from pyspark.sql import functions as F
+
+    from dbsp.functions import spark_json_strings
+    from dbsp.types import encode_list
+
+    lists = [["plain", ""], ['q"uote', "back\\slash", "é", "/"], [chr(c) for c in range(0x20)] + ["\x7f", "\u2028"], []]
+    frame = spark.createDataFrame([(i, xs) for i, xs in enumerate(lists)], "i int, xs array<string>")
+    got = {r.i: r.j for r in frame.select("i", spark_json_strings(F.col("xs")).alias("j")).collect()}
+    assert got == {i: encode_list(xs) for i, xs in enumerate(lists)}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -129,3 +154,19 @@ def test_spark_and_python_agree_on_strings_cast_to_dates(spark):
     for refused in ("12024-01-31", "99999-12-31", "+2024-01-01", "-2024-01-01", "0000-01-01", "2024 junk",
                     "2024-01 junk", "2024T", "2024-02-30", "024-01-01", "", " "):
         assert got[refused] is None, refused
+
+
+def test_dates_before_year_1000_reach_spark_as_literals(spark):
+    """A date or timestamp the driver hands Spark as a literal (a filter's keys when a
+    trace spills, an ISO literal compared with a column) keeps its value before year
+    1000: PySpark's own converter writes '999-07-08', which Java refuses."""
+    import datetime as dt
+
+    from pyspark.sql import functions as F
+
+    from dbsp.functions import spark_lit
+
+    values = [dt.date(999, 7, 8), dt.date(1, 1, 1), dt.datetime(999, 7, 8, 1, 2, 3, 4), dt.datetime(2026, 3, 4, 10, 0, 0, 500000)]
+    row = spark.range(1).select(*[spark_lit(v).alias(f"c{i}") for i, v in enumerate(values)]).collect()[0]
+    assert list(row) == values
+    assert spark.range(1).select(spark_lit(values[0]) == F.lit("0999-07-08").cast("date")).collect()[0][0] is True
