@@ -2,11 +2,11 @@
 A new kind: its module's `KINDS`, added to `_SPECS` below."""
 from __future__ import annotations
 
-from . import files, kafka
+from . import files, kafka, postgres
 from .errors import ConfigError
 from .kinds import KindSpec
 
-_SPECS = [*kafka.KINDS, *files.KINDS]
+_SPECS = [*kafka.KINDS, *files.KINDS, *postgres.KINDS]
 _KINDS: dict[str, KindSpec] = {spec.name: spec for spec in _SPECS}
 
 

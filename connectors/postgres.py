@@ -1,0 +1,603 @@
+"""PostgreSQL: a change-data-capture source of one table (an initial snapshot, then its
+changes through logical replication with the `pgoutput` plugin) and a sink that keeps a
+view's contents in a table, or appends its changes to one, a tick per transaction.
+
+Source, exactly once:
+- a new connector creates its replication slot over the replication protocol with an
+  exported snapshot, and reads the table in that snapshot: a change is in the snapshot
+  exactly when its commit is at or before the slot's consistent point, so the changes the
+  slot then hands out (commits after that point) are neither lost nor doubled;
+- changes are read with `pg_logical_slot_peek_binary_changes` (psycopg 3 speaks the
+  replication protocol's commands, not its stream): peeking consumes nothing, so what a
+  push that did not commit had read is read again;
+- its position is `{"lsn": <end LSN of the last transaction applied>}` (plus
+  `"txn"`/`"done"` inside a transaction larger than one push, and `"snapshot": <rows>`
+  while snapshotting), stored with the push in one database transaction (pump.py);
+  transactions ending at or before it are skipped, and the slot is advanced to it only
+  after that commit (`advanced`).
+An update is a delete of the old row and an insert of the new: the table needs
+`REPLICA IDENTITY FULL` (checked at open; the error says the statement).
+
+Sink, exactly once: each tick is applied in ONE transaction of the target database
+together with the tick number in `dbspweb_sink_progress(sink, tick)`, under a lock of the
+sink's progress row; a tick at or below the recorded one is not applied again.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import os
+import re
+from decimal import Decimal, InvalidOperation
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
+
+from . import pgoutput
+from .errors import ConfigError, RecordError, Transient
+from .kinds import KindSpec, Opening
+
+#: the session settings every connection uses: values' text forms are the ISO ones
+SESSION = "-c DateStyle=ISO,YMD -c TimeZone=UTC -c extra_float_digits=3 -c IntervalStyle=iso_8601"
+TIMEOUT = 10
+
+
+def slot_name(ident: str) -> str:
+    """A replication slot's and publication's name for a connector: lower case letters,
+    digits and _ (what PostgreSQL allows), a hash of the ident keeping them apart."""
+    digest = hashlib.sha1(ident.encode()).hexdigest()[:8]
+    return (re.sub(r"[^a-z0-9_]", "_", ident.lower())[:50] + "_" + digest)
+
+
+def _password(config: dict, secrets: dict) -> str | None:
+    if secrets.get("password"):
+        return secrets["password"]
+    if config.get("password_env"):
+        value = os.environ.get(config["password_env"])
+        if value is None:
+            raise ConfigError(f"password_env: the environment variable {config['password_env']!r} is not set")
+        return value
+    return None
+
+
+def check_dsn(dsn) -> str | None:
+    if not isinstance(dsn, str) or not dsn:
+        return "dsn is required (a libpq connection string or postgresql:// URL)"
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as e:
+        return f"dsn: not a libpq connection string: {e}"
+    if parts.get("password"):
+        return "dsn: no password in it; put it in secrets {\"password\": ...} or name an environment variable in password_env"
+    return None
+
+
+def connect(config: dict, secrets: dict, **extra) -> psycopg.Connection:
+    problem = check_dsn(config.get("dsn"))
+    if problem:
+        raise ConfigError(problem)
+    try:
+        return psycopg.connect(config["dsn"], password=_password(config, secrets), connect_timeout=TIMEOUT,
+                               options=SESSION, **extra)
+    except psycopg.OperationalError as e:
+        raise Transient(f"PostgreSQL: {_first_line(e)}") from None
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def translated(e: psycopg.Error) -> Exception:
+    """A server or network trouble is transient; anything else (a missing table, a
+    permission) is the connector's setting."""
+    if isinstance(e, psycopg.OperationalError) and not isinstance(e, psycopg.errors.InsufficientPrivilege):
+        return Transient(f"PostgreSQL: {_first_line(e)}")
+    if isinstance(e, (psycopg.InterfaceError,)):
+        return Transient(f"PostgreSQL: {_first_line(e)}")
+    return ConfigError(f"PostgreSQL: {_first_line(e)}")
+
+
+# --- values -----------------------------------------------------------------------
+
+def from_text(text, column_type: str):
+    """A PostgreSQL value's text form (its type's output, or `::text`) as the JSON value
+    a push carries for the input's column type; ValueError saying why it does not fit."""
+    if text is None:
+        return None
+    t = column_type
+    if t == "bigint":
+        try:
+            number = Decimal(text)
+        except InvalidOperation:
+            raise ValueError(f"expected an integer (bigint), got {text!r}") from None
+        if not number.is_finite() or number != number.to_integral_value():
+            raise ValueError(f"expected an integer (bigint), got {text!r}")
+        return int(number)
+    if t == "double":
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"expected a number (double), got {text!r}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{text} is not a finite number")
+        return value
+    if t == "string":
+        return text
+    if t == "boolean":
+        if text in ("t", "true"):
+            return True
+        if text in ("f", "false"):
+            return False
+        raise ValueError(f"expected true or false, got {text!r}")
+    if t == "date":
+        try:
+            return dt.date.fromisoformat(text).isoformat()
+        except ValueError:
+            raise ValueError(f"expected a date 'YYYY-MM-DD', got {text!r}") from None
+    if t == "timestamp":
+        try:
+            ts = dt.datetime.fromisoformat(text.replace(" ", "T", 1))
+        except ValueError:
+            raise ValueError(f"expected a timestamp, got {text!r}") from None
+        if ts.tzinfo is not None:
+            ts = ts.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return ts.isoformat()
+    raise ValueError(f"the column type {t} cannot be read from PostgreSQL (bigint, double, string, boolean, date, timestamp)")
+
+
+SOURCE_TYPES = ("bigint", "double", "string", "boolean", "date", "timestamp")
+
+
+# --- the source -------------------------------------------------------------------
+
+class PostgresSource:
+    def __init__(self, opening: Opening, schema):
+        self.config, self.schema = opening.config, schema
+        self.label_table = opening.config.get("table")
+        if not self.label_table:
+            raise ConfigError("table is required")
+        self.slot = slot_name(opening.ident)
+        self.publication = opening.config.get("publication") or self.slot
+        self.at = dict(opening.position or {})
+        self.conn = self.snap = None
+        self.advanced_to = None
+        try:
+            self.conn = connect(self.config, opening.secrets, autocommit=True)
+            self._describe()
+            self._ensure_publication()
+            self._ensure_slot(opening)
+        except psycopg.Error as e:
+            self.close()
+            raise translated(e) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _describe(self) -> None:
+        found = self.conn.execute(
+            "SELECT c.oid, n.nspname, c.relname, c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE c.oid = to_regclass(%s)", (self.label_table,)).fetchone()
+        if found is None:
+            raise ConfigError(f"table {self.label_table!r} is not there (schema-qualify it, as SQL would name it)")
+        self.oid, self.namespace, self.name, identity = found
+        self.table = sql.Identifier(self.namespace, self.name)
+        if identity != "f":
+            raise ConfigError(
+                f"table {self.namespace}.{self.name} needs REPLICA IDENTITY FULL (an update and a delete must carry "
+                f"the whole old row): run ALTER TABLE {self.table.as_string(self.conn)} REPLICA IDENTITY FULL")
+        have = dict(self.conn.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0"
+            " AND NOT attisdropped", (self.oid,)).fetchall())
+        mapping = self.config.get("columns") or {}
+        self.columns = []  # (input column, table column, type)
+        for column in self.schema.columns:
+            if column.type not in SOURCE_TYPES:
+                raise ConfigError(f"column {column.name!r}: type {column.type} cannot be read from PostgreSQL "
+                                  f"({', '.join(SOURCE_TYPES)})")
+            source = mapping.get(column.name, column.name)
+            if source not in have:
+                raise ConfigError(f"column {column.name!r}: table {self.namespace}.{self.name} has no column {source!r} "
+                                  f"(its columns: {', '.join(sorted(have))}; map names with the columns option)")
+            self.columns.append((column.name, source, column.type))
+
+    def _ensure_publication(self) -> None:
+        row = self.conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (self.publication,)).fetchone()
+        if row is None:
+            if self.config.get("publication"):
+                raise ConfigError(f"publication {self.publication!r} is not there")
+            self.conn.execute(sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(sql.Identifier(self.publication), self.table))
+
+    def _slot_exists(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s",
+                                 (self.slot,)).fetchone() is not None
+
+    def _ensure_slot(self, opening: Opening) -> None:
+        snapshot = self.at.get("snapshot")
+        if self.at.get("lsn") and (snapshot is None or snapshot > 0):
+            if not self._slot_exists():
+                raise ConfigError(f"the replication slot {self.slot!r} is gone: the changes after LSN {self.at['lsn']} "
+                                  f"cannot be read; declare the connector again")
+            if "snapshot" in self.at:
+                raise ConfigError(
+                    f"the initial snapshot of {self.namespace}.{self.name} was interrupted after {self.at['snapshot']} rows "
+                    f"(a restart): its exported snapshot is gone; declare the connector again on a new run")
+            return
+        # new (or a snapshot that pushed nothing yet): a fresh slot and its snapshot
+        if self._slot_exists():
+            self.conn.execute("SELECT pg_drop_replication_slot(%s)", (self.slot,))
+        self._start_snapshot(opening)
+
+    def _start_snapshot(self, opening: Opening) -> None:
+        replication = connect(self.config, opening.secrets, autocommit=True, replication="database")
+        try:
+            cursor = psycopg.ClientCursor(replication)
+            cursor.execute(sql.SQL("CREATE_REPLICATION_SLOT {} LOGICAL pgoutput (SNAPSHOT 'export')").format(
+                sql.Identifier(self.slot)))
+            _, consistent, snapshot, _ = cursor.fetchone()
+            self.snap = connect(self.config, opening.secrets)
+            self.snap.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self.snap.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
+        finally:
+            replication.close()  # the snapshot is imported: it lives on in self.snap's transaction
+        self.cursor = self.snap.cursor(name=f"{self.slot}_snapshot")
+        self.cursor.execute(sql.SQL("SELECT {} FROM {}").format(
+            sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(source)) for _, source, _ in self.columns),
+            self.table))
+        self.at = {"lsn": consistent, "snapshot": 0}
+
+    def position(self) -> dict:
+        return dict(self.at)
+
+    def poll(self, limit: int, decode, schema):
+        try:
+            if "snapshot" in self.at:
+                return self._poll_snapshot(limit)
+            return self._poll_changes(limit)
+        except psycopg.Error as e:
+            raise translated(e) from None
+
+    def _row(self, values, position: str) -> dict:
+        row = {}
+        for (name, _, type_), text in zip(self.columns, values):
+            try:
+                row[name] = from_text(text, type_)
+            except ValueError as e:
+                raise RecordError("", position, str(e), name) from None
+        return row
+
+    def _poll_snapshot(self, limit: int):
+        done = self.at["snapshot"]
+        rows = self.cursor.fetchmany(limit)
+        items = []
+        for i, values in enumerate(rows, start=done + 1):
+            position = f"{self.namespace}.{self.name} snapshot row {i}"
+            items.append((position, [{"insert": self._row(values, position)}]))
+        if len(rows) < limit:
+            self.snap.rollback()  # the snapshot's transaction is over
+            self.snap.close()
+            self.snap = None
+            return items, {"lsn": self.at["lsn"]}
+        return items, {"lsn": self.at["lsn"], "snapshot": done + len(rows)}
+
+    def _peek(self, count: int) -> list[tuple]:
+        return self.conn.execute(
+            "SELECT lsn, data FROM pg_logical_slot_peek_binary_changes(%s, NULL, %s, 'proto_version', '1',"
+            " 'publication_names', %s)", (self.slot, count, self.publication)).fetchall()
+
+    def _transactions(self, messages):
+        """[(end LSN, commit LSN, [(position, records)])], whole transactions in commit order."""
+        relations, out, current, begin = {}, [], None, None
+        for lsn, data in messages:
+            try:
+                message = pgoutput.decode(data)
+            except pgoutput.DecodeError as e:
+                raise RecordError("", f"LSN {lsn}", f"not a pgoutput message: {e}") from None
+            if isinstance(message, pgoutput.Relation):
+                relations[message.relid] = message
+            elif isinstance(message, pgoutput.Begin):
+                current, begin = [], message
+            elif isinstance(message, pgoutput.Commit):
+                out.append((message.end_lsn, message.commit_lsn, current or []))
+                current = None
+            elif isinstance(message, pgoutput.Truncate):
+                raise RecordError("", f"LSN {pgoutput.lsn_text(begin.final_lsn) if begin else lsn}",
+                                  f"TRUNCATE of {self.namespace}.{self.name} cannot be followed (delete the rows instead)")
+            elif isinstance(message, pgoutput.Change) and current is not None:
+                current.append((message, relations.get(message.relid), begin.final_lsn))
+        return [(end, commit, changes) for end, commit, changes in out]
+
+    def _records(self, commit_lsn: int, changes) -> list[tuple[str, list[dict]]]:
+        items = []
+        for number, (change, relation, _) in enumerate(changes, start=1):
+            position = f"LSN {pgoutput.lsn_text(commit_lsn)} change {number}"
+            if relation is None:
+                raise RecordError("", position, "a change of a relation the stream did not describe")
+            if change.old_is_key:
+                raise RecordError("", position, f"the old row carries only its key: set REPLICA IDENTITY FULL on "
+                                                f"{self.namespace}.{self.name}")
+            index = {name: i for i, (name, _) in enumerate(relation.columns)}
+            missing = [source for _, source, _ in self.columns if source not in index]
+            if missing:
+                raise RecordError("", position, f"table {relation.namespace}.{relation.name} has no column {missing[0]!r} "
+                                                f"any more", missing[0])
+
+            def pick(values, fallback=None):
+                picked = []
+                for _, source, _ in self.columns:
+                    value = values[index[source]]
+                    if value is pgoutput.UNCHANGED:
+                        value = fallback[index[source]] if fallback is not None else None
+                    picked.append(value)
+                return picked
+
+            records = []
+            if change.op in ("U", "D"):
+                if change.old is None:
+                    raise RecordError("", position, f"an update without its old row: set REPLICA IDENTITY FULL on "
+                                                    f"{self.namespace}.{self.name}")
+                records.append({"delete": self._row(pick(change.old), position)})
+            if change.op in ("I", "U"):
+                records.append({"insert": self._row(pick(change.new, change.old), position)})
+            items.append((position, records))
+        return items
+
+    def _poll_changes(self, limit: int):
+        applied = pgoutput.lsn_int(self.at["lsn"])
+        partial_end, partial_done = self.at.get("txn"), self.at.get("done", 0)
+        taken, count, after = [], 0, dict(self.at)
+        for end, commit, changes in self._transactions(self._peek(limit + 1000)):
+            if end <= applied:
+                continue  # applied before (the slot was not advanced yet)
+            items = self._records(commit, changes)
+            skip = partial_done if partial_end is not None and pgoutput.lsn_int(partial_end) == end else 0
+            rest = items[skip:]
+            size = sum(len(records) for _, records in rest)
+            if count + size <= limit:
+                taken += rest
+                count += size
+                after = {"lsn": pgoutput.lsn_text(end)}
+                continue
+            if not taken:  # one transaction larger than a push: its first part now
+                part, n = [], 0
+                for item in rest:
+                    if part and n + len(item[1]) > limit:
+                        break
+                    part.append(item)
+                    n += len(item[1])
+                taken = part
+                after = {"lsn": self.at["lsn"], "txn": pgoutput.lsn_text(end), "done": skip + len(part)}
+            break
+        return taken, after
+
+    def advanced(self, position: dict) -> None:
+        """The push holding the changes up to `position` committed: the slot may let go of them."""
+        self.at = dict(position)
+        if "snapshot" in position or position.get("lsn") == self.advanced_to:
+            return
+        try:
+            self.conn.execute("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (self.slot, position["lsn"]))
+            self.advanced_to = position["lsn"]
+        except psycopg.Error:
+            pass  # tried again after the next push; a restart skips what the stored position covers
+
+    def close(self) -> None:
+        for conn in (self.snap, self.conn):
+            if conn is not None:
+                try:
+                    conn.close()
+                except psycopg.Error:
+                    pass
+        self.snap = self.conn = None
+
+
+def drop_source(opening: Opening) -> None:
+    """The connector is deleted: its replication slot (which holds WAL back) and the
+    publication it created go. Best effort: a server away leaves them (docs say how)."""
+    slot = slot_name(opening.ident)
+    try:
+        with connect(opening.config, opening.secrets, autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s AND NOT active", (slot,)).fetchone():
+                conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+            if not opening.config.get("publication"):
+                conn.execute(sql.SQL("DROP PUBLICATION IF EXISTS {}").format(sql.Identifier(slot)))
+    except (psycopg.Error, Transient, ConfigError):
+        pass
+
+
+# --- the sink ---------------------------------------------------------------------
+
+PG_TYPES = {"bigint": "bigint", "double": "double precision", "string": "text", "boolean": "boolean",
+            "date": "date", "timestamp": "timestamp without time zone",
+            "array<bigint>": "bigint[]", "array<double>": "double precision[]", "array<string>": "text[]",
+            "array<boolean>": "boolean[]"}
+#: target column types a view's column may be written to
+FITS = {"bigint": {"bigint", "numeric"}, "double": {"double precision", "numeric"},
+        "string": {"text", "character varying"}, "boolean": {"boolean"}, "date": {"date"},
+        "timestamp": {"timestamp without time zone", "timestamp with time zone"},
+        "array<bigint>": {"bigint[]", "numeric[]"}, "array<double>": {"double precision[]", "numeric[]"},
+        "array<string>": {"text[]", "character varying[]"}, "array<boolean>": {"boolean[]"}}
+COUNT, TICK, WEIGHT = "dbspweb_count", "tick", "weight"
+MODES = ("table", "changelog")
+
+
+def _keys(config: dict) -> list[str]:
+    key = config.get("key") or []
+    return [k.strip() for k in key.split(",") if k.strip()] if isinstance(key, str) else list(key)
+
+
+def check_sink(config: dict, _schema) -> str | None:
+    if config.get("mode", "table") not in MODES:
+        return f"mode must be one of {', '.join(MODES)}; got {config.get('mode')!r}"
+    key = config.get("key")
+    if key is not None and not (isinstance(key, str) or (isinstance(key, list) and all(isinstance(k, str) for k in key))):
+        return "key: a column name, or a list of them"
+    if key and config.get("mode") == "changelog":
+        return "key: only for mode table"
+    return check_dsn(config.get("dsn"))
+
+
+class PostgresSink:
+    """mode `table`: the table holds the view's current contents (by `key`: a delete then
+    an insert of the key's row; without one: one row per distinct row with its
+    multiplicity in `dbspweb_count`). mode `changelog`: every change appended with its
+    `tick` and `weight`."""
+
+    def __init__(self, opening: Opening, schema):
+        self.config, self.schema, self.sink = opening.config, schema, opening.ident
+        self.mode = self.config.get("mode", "table")
+        self.keys = _keys(self.config)
+        unknown = [k for k in self.keys if k not in schema.names]
+        if unknown:
+            raise ConfigError(f"key: {unknown[0]!r} is not a column of the view ({', '.join(schema.names)})")
+        extra = [COUNT] if self.mode == "table" and not self.keys else [TICK, WEIGHT] if self.mode == "changelog" else []
+        clash = [c for c in extra if c in schema.names]
+        if clash:
+            raise ConfigError(f"the view has a column {clash[0]!r}, which mode {self.mode} adds itself")
+        if not self.config.get("table"):
+            raise ConfigError("table is required")
+        self.conn = connect(self.config, opening.secrets)
+        try:
+            self._prepare(extra)
+        except psycopg.Error as e:
+            self.close()
+            raise translated(e) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _prepare(self, extra: list[str]) -> None:
+        with self.conn.transaction():
+            self.conn.execute("CREATE TABLE IF NOT EXISTS dbspweb_sink_progress (sink text PRIMARY KEY, tick bigint NOT NULL)")
+            self.conn.execute("INSERT INTO dbspweb_sink_progress VALUES (%s, -1) ON CONFLICT (sink) DO NOTHING", (self.sink,))
+            name = self.config["table"]
+            found = self.conn.execute("SELECT to_regclass(%s)::oid", (name,)).fetchone()[0]
+            parts = [p.strip('"') for p in name.split(".")] if found is None else None
+            if found is None:
+                if len(parts) > 2:
+                    raise ConfigError(f"table: {name!r} is not a table name (schema.table)")
+                self.table = sql.Identifier(*parts)
+                columns = [sql.SQL("{} {}").format(sql.Identifier(c.name), sql.SQL(PG_TYPES[c.type])) for c in self.schema.columns]
+                columns += [sql.SQL("{} bigint NOT NULL").format(sql.Identifier(c)) for c in extra]
+                if self.keys:
+                    columns.append(sql.SQL("PRIMARY KEY ({})").format(sql.SQL(", ").join(map(sql.Identifier, self.keys))))
+                self.conn.execute(sql.SQL("CREATE TABLE {} ({})").format(self.table, sql.SQL(", ").join(columns)))
+            else:
+                namespace, relname = self.conn.execute(
+                    "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s",
+                    (found,)).fetchone()
+                self.table = sql.Identifier(namespace, relname)
+                have = dict(self.conn.execute(
+                    "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0"
+                    " AND NOT attisdropped", (found,)).fetchall())
+                wanted = [(c.name, FITS[c.type], PG_TYPES[c.type]) for c in self.schema.columns]
+                wanted += [(c, {"bigint", "integer", "numeric"}, "bigint") for c in extra]
+                for column, fits, pg_type in wanted:
+                    if column not in have:
+                        raise ConfigError(f"table {namespace}.{relname} has no column {column!r} ({pg_type})")
+                    if re.sub(r"\(.*\)", "", have[column]) not in fits:
+                        raise ConfigError(f"table {namespace}.{relname}: column {column!r} is {have[column]}; "
+                                          f"the view's {column!r} needs {' or '.join(sorted(fits))}")
+            self.committed_tick = self.conn.execute("SELECT tick FROM dbspweb_sink_progress WHERE sink = %s",
+                                                    (self.sink,)).fetchone()[0]
+
+    def _value(self, column) -> sql.Composable:
+        return sql.SQL("%s::{}").format(sql.SQL(PG_TYPES[column.type]))
+
+    def _where(self, columns) -> sql.Composable:
+        return sql.SQL(" AND ").join(sql.SQL("{} IS NOT DISTINCT FROM {}").format(sql.Identifier(c.name), self._value(c))
+                                     for c in columns)
+
+    def _insert(self, columns, extra=()) -> sql.Composable:
+        names = [sql.Identifier(c.name) for c in columns] + [sql.Identifier(e) for e in extra]
+        values = [self._value(c) for c in columns] + [sql.SQL("%s")] * len(extra)
+        return sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(self.table, sql.SQL(", ").join(names), sql.SQL(", ").join(values))
+
+    def write(self, tick: int, rows: list[tuple[dict, int]]) -> None:
+        columns = self.schema.columns
+        try:
+            with self.conn.transaction():
+                recorded = self.conn.execute("SELECT tick FROM dbspweb_sink_progress WHERE sink = %s FOR UPDATE",
+                                             (self.sink,)).fetchone()[0]
+                if recorded < tick:
+                    self._apply(tick, rows, columns)
+                    self.conn.execute("UPDATE dbspweb_sink_progress SET tick = %s WHERE sink = %s", (tick, self.sink))
+            self.committed_tick = max(self.committed_tick, tick)
+        except psycopg.errors.DataError as e:
+            raise RecordError("", f"tick {tick}", f"PostgreSQL refused a row: {_first_line(e)}") from None
+        except psycopg.Error as e:
+            raise translated(e) from None
+
+    def _apply(self, tick: int, rows, columns) -> None:
+        cursor = self.conn.cursor()
+        values = [[data.get(c.name) for c in columns] for data, _ in rows]
+        if self.mode == "changelog":
+            cursor.executemany(self._insert(columns, (TICK, WEIGHT)), [v + [tick, w] for v, (_, w) in zip(values, rows)])
+        elif self.keys:
+            keyed = [c for c in columns if c.name in self.keys]
+            delete = sql.SQL("DELETE FROM {} WHERE {}").format(self.table, self._where(keyed))
+            key_of = [[data.get(c.name) for c in keyed] for data, _ in rows]
+            gone = [k for k, (_, w) in zip(key_of, rows) if w < 0]
+            added = [(k, v) for k, v, (_, w) in zip(key_of, values, rows) if w > 0]
+            if gone:
+                cursor.executemany(delete, gone)
+            if added:
+                cursor.executemany(delete, [k for k, _ in added])
+                cursor.executemany(self._insert(columns), [v for _, v in added])
+        else:
+            net: dict[str, list] = {}
+            for v, (_, w) in zip(values, rows):
+                entry = net.setdefault(json.dumps(v, sort_keys=True, default=str), [v, 0])
+                entry[1] += w
+            update = sql.SQL("UPDATE {} SET {} = {} + %s WHERE {}").format(
+                self.table, sql.Identifier(COUNT), sql.Identifier(COUNT), self._where(columns))
+            insert = self._insert(columns, (COUNT,))
+            for v, w in net.values():
+                if w == 0:
+                    continue
+                cursor.execute(update, [w, *v])
+                if cursor.rowcount == 0:
+                    cursor.execute(insert, [*v, w])
+            cursor.execute(sql.SQL("DELETE FROM {} WHERE {} = 0").format(self.table, sql.Identifier(COUNT)))
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except psycopg.Error:
+                pass
+            self.conn = None
+
+
+def _schema_of(opening: Opening, source: bool):
+    from circuits.services import plan_for
+    from runs.models import Run
+
+    plan = plan_for(Run.objects.select_related("version").get(pk=opening.run_id).version)
+    return (plan.inputs if source else plan.views)[opening.node]
+
+
+def check_source(config: dict, schema) -> str | None:
+    columns = config.get("columns")
+    if columns is not None and schema is not None:
+        if not isinstance(columns, dict) or not all(isinstance(v, str) for v in columns.values()):
+            return "columns: an object mapping the input's columns to the table's"
+        unknown = [c for c in columns if c not in schema.names]
+        if unknown:
+            return f"columns: {unknown[0]!r} is not a column of the input ({', '.join(schema.names)})"
+    return check_dsn(config.get("dsn"))
+
+
+KINDS = [
+    KindSpec("postgres_source", True,
+             frozenset({"dsn", "table", "columns", "max_batch", "password_env", "publication"}), ("dsn", "table"),
+             lambda o: PostgresSource(o, _schema_of(o, True)),
+             doc="a PostgreSQL table's snapshot, then its changes (logical replication, pgoutput)",
+             check=check_source),
+    KindSpec("postgres_sink", False, frozenset({"dsn", "table", "mode", "key", "password_env"}), ("dsn", "table"),
+             lambda o: PostgresSink(o, _schema_of(o, False)),
+             doc="keeps a view's contents in a table (or appends its changes), a tick per transaction",
+             check=check_sink),
+]

@@ -1,0 +1,259 @@
+"""PostgreSQL connectors against a real PostgreSQL with wal_level=logical
+(tests/postgres_cluster.py), pumped as the run's lease holder pumps them.
+
+Source: a table's snapshot and then its inserts, updates and deletes reach the input log
+exactly once: the records pushed, integrated, equal the source table's final contents
+read with plain SQL (an oracle sharing no code with the connector), also across new
+pumps (a restart from the stored position), a transaction larger than one push, and a
+slot that was never advanced (its changes at or below the stored LSN are skipped).
+Sink: both modes hold what the ticks' deltas integrate to, a tick is applied once even
+when written again or when the run's database forgot it."""
+import pytest
+import psycopg
+
+from connectors import postgres
+from connectors.models import Connector
+from connectors.pump import Pump
+from runs.models import Push, TickOutput
+from tests.connectors.conftest import pump_until, pushed_rows
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def declare(client_for, run, **body):
+    r = client_for(run.owner).post(f"/api/runs/{run.pk}/connectors/", body, format="json")
+    assert r.status_code == 201, r.content
+    return Connector.objects.get(run=run, name=body["name"])
+
+
+def sql(url, *statements, fetch=False):
+    with psycopg.connect(url, autocommit=True) as conn:
+        out = None
+        for statement in statements:
+            cur = conn.execute(statement)
+            if fetch:
+                out = cur.fetchall()
+        return out
+
+
+def source_table(url, amount_type="bigint", rows=()):
+    sql(url, "CREATE SCHEMA IF NOT EXISTS shop",
+        f"CREATE TABLE shop.orders (id bigint PRIMARY KEY, customer text, amount {amount_type})",
+        "ALTER TABLE shop.orders REPLICA IDENTITY FULL")
+    if rows:
+        insert(url, rows)
+
+
+def insert(url, rows):
+    with psycopg.connect(url) as conn:  # one transaction
+        conn.cursor().executemany("INSERT INTO shop.orders VALUES (%s, %s, %s)", rows)
+
+
+def table_now(url) -> dict:
+    """The source table's contents, as rows -> multiplicity (the oracle)."""
+    out = {}
+    for i, c, a in sql(url, "SELECT id, customer, amount FROM shop.orders", fetch=True):
+        key = (i, c, a)
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def integrated(run) -> dict:
+    out = {}
+    for row, weight in pushed_rows(run):
+        key = (row["id"], row["customer"], row["amount"])
+        out[key] = out.get(key, 0) + weight
+    return {k: w for k, w in out.items() if w}
+
+
+def caught_up(run, url):
+    return lambda: integrated(run) == table_now(url)
+
+
+def slot_of(connector) -> tuple:
+    return postgres.slot_name(f"dbspweb-run{connector.run_id}-{connector.name}")
+
+
+def test_snapshot_then_changes_arrive_exactly_once(cdc_postgres, held_run, client_for, monkeypatch):
+    url = cdc_postgres.new_database()
+    source_table(url, rows=[(i, f"c{i % 5}", i * 10) for i in range(25)])
+    source = declare(client_for, held_run, name="orders-in", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders", "max_batch": 10})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in >= 10, "the snapshot's first push")
+    assert Connector.objects.get(pk=source.pk).position["snapshot"] == 10
+    # changes while the snapshot is read: they come after it, none in it, none lost
+    insert(url, [(100, "late", 1000)])
+    sql(url, "UPDATE shop.orders SET amount = amount + 1 WHERE id < 5",  # rows already pushed
+        "UPDATE shop.orders SET customer = 'moved' WHERE id = 20",  # a row not yet read
+        "DELETE FROM shop.orders WHERE id IN (3, 21)")
+    pump_until(pump, held_run, caught_up(held_run, url), "the snapshot and the changes")
+    position = Connector.objects.get(pk=source.pk).position
+    assert "snapshot" not in position
+    # each update is a delete of the old row and an insert of the new, in that order
+    rows = pushed_rows(held_run)
+    assert rows.index(({"id": 20, "customer": "moved", "amount": 200}, 1)) == rows.index(
+        ({"id": 20, "customer": "c0", "amount": 200}, -1)) + 1
+    # the slot was advanced to the stored position once the push committed
+    confirmed = sql(url, f"SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = '{slot_of(source)}'",
+                    fetch=True)[0][0]
+    assert confirmed == position["lsn"]
+
+    # A new pump (a restart) resumes at the stored LSN; one transaction larger than a push is split.
+    insert(url, [(200 + i, "bulk", i) for i in range(25)])
+    pump = Pump()
+    pump_until(pump, held_run, lambda: "txn" in Connector.objects.get(pk=source.pk).position, "half a transaction")
+    assert Connector.objects.get(pk=source.pk).position["done"] == 10
+    pump = Pump()  # a restart inside the transaction
+    pump_until(pump, held_run, caught_up(held_run, url), "the big transaction")
+    assert Push.objects.filter(run=held_run).order_by("-sequence").first().row_count == 5
+
+    # The slot not advanced (a crash after the push committed, before the advance): nothing twice.
+    monkeypatch.setattr(postgres.PostgresSource, "advanced", lambda self, position: setattr(self, "at", dict(position)))
+    sql(url, "DELETE FROM shop.orders WHERE id >= 200 AND id < 210")
+    pump_until(Pump(), held_run, caught_up(held_run, url), "deletes, slot kept back")
+    insert(url, [(300, "after", 3)])
+    pump_until(Pump(), held_run, caught_up(held_run, url), "one more insert")
+    assert sum(1 for r, w in pushed_rows(held_run) if r["id"] == 300) == 1
+    assert sum(1 for r, w in pushed_rows(held_run) if r["id"] == 205) == 2  # its insert and its delete, once each
+
+
+def test_a_bad_value_fails_the_source_naming_the_lsn_and_column(cdc_postgres, held_run, client_for):
+    url = cdc_postgres.new_database()
+    source_table(url, amount_type="numeric", rows=[(1, "a", 5)])
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders"})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the snapshot")
+    insert(url, [(2, "b", 7)])
+    insert(url, [(3, "c", 8), (4, "d", 1.5)])
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).state == "failed", "the failure")
+    source.refresh_from_db()
+    lsn = sql(url, "SELECT max(lsn)::text FROM pg_logical_slot_peek_binary_changes("
+                   f"'{slot_of(source)}', NULL, NULL, 'proto_version', '1', 'publication_names', '{slot_of(source)}')",
+              fetch=True)
+    assert source.last_error.startswith("connector 'o' (postgres_source) at LSN "), source.last_error
+    assert source.last_error.endswith(" change 2, column 'amount': expected an integer (bigint), got '1.5'"), source.last_error
+    assert lsn[0][0]  # the slot still holds the refused transaction
+    assert [r["id"] for r, _ in pushed_rows(held_run)] == [1]  # nothing of the batch holding the refused transaction
+
+
+def test_a_bad_snapshot_value_names_its_row_and_column(cdc_postgres, held_run, client_for):
+    url = cdc_postgres.new_database()
+    source_table(url, amount_type="text", rows=[(1, "a", "5"), (2, "b", "many")])
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders"})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=source.pk).state == "failed", "the failure")
+    source.refresh_from_db()
+    assert source.last_error == ("connector 'o' (postgres_source) at shop.orders snapshot row 2, column 'amount': "
+                                 "expected an integer (bigint), got 'many'")
+    assert not Push.objects.filter(run=held_run).exists()
+
+
+def test_a_table_without_replica_identity_full_is_refused_with_the_statement(cdc_postgres, held_run, client_for):
+    url = cdc_postgres.new_database()
+    source_table(url)
+    sql(url, "ALTER TABLE shop.orders REPLICA IDENTITY DEFAULT")
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders"})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=source.pk).state == "failed", "the refusal")
+    source.refresh_from_db()
+    assert source.last_error == ("connector 'o' (postgres_source): table shop.orders needs REPLICA IDENTITY FULL "
+                                 "(an update and a delete must carry the whole old row): run ALTER TABLE "
+                                 "\"shop\".\"orders\" REPLICA IDENTITY FULL")
+
+
+@pytest.mark.parametrize("kind, node, config, message", [
+    ("postgres_source", "orders", {"dsn": "postgresql://u:pw@h/db", "table": "t"},
+     'dsn: no password in it; put it in secrets {"password": ...} or name an environment variable in password_env'),
+    ("postgres_source", "orders", {"dsn": "postgresql://u@h/db", "table": "t", "columns": {"colour": "c"}},
+     "columns: 'colour' is not a column of the input (id, customer, amount)"),
+    ("postgres_source", "orders", {"dsn": "postgresql://u@h/db", "table": "t", "columns": ["id"]},
+     "columns: an object mapping the input's columns to the table's"),
+    ("postgres_sink", "big_orders", {"dsn": "host=h", "table": "t", "mode": "log"},
+     "mode must be one of table, changelog; got 'log'"),
+    ("postgres_sink", "big_orders", {"dsn": "host=h", "table": "t", "mode": "changelog", "key": "id"},
+     "key: only for mode table"),
+])
+def test_declaring_checks_the_options(held_run, client_for, kind, node, config, message):
+    r = client_for(held_run.owner).post(f"/api/runs/{held_run.pk}/connectors/",
+                                        {"name": "o", "kind": kind, "node": node, "config": config}, format="json")
+    assert (r.status_code, r.json()["errors"]) == (400, [{"field": "config", "message": message}])
+    assert not Connector.objects.exists()
+
+
+ROWS = {0: [({"id": 1, "customer": "a", "amount": 150}, 1), ({"id": 2, "customer": None, "amount": 200}, 1),
+            ({"id": 3, "customer": "c", "amount": 300}, 2)],
+        1: [],
+        2: [({"id": 1, "customer": "a", "amount": 150}, -1), ({"id": 1, "customer": "a2", "amount": 160}, 1),
+            ({"id": 3, "customer": "c", "amount": 300}, -2)],
+        3: [({"id": 2, "customer": None, "amount": 200}, -1), ({"id": 9, "customer": "z", "amount": 999}, 1)]}
+
+
+def store_ticks(run, ticks):
+    for tick, delta in ticks.items():
+        TickOutput.objects.create(run=run, tick=tick, deltas={"big_orders": [{"data": d, "weight": w} for d, w in delta]})
+
+
+def integral(ticks) -> dict:
+    out = {}
+    for delta in ticks.values():
+        for data, weight in delta:
+            key = (data["id"], data["customer"], data["amount"])
+            out[key] = out.get(key, 0) + weight
+    return {k: w for k, w in out.items() if w}
+
+
+@pytest.mark.parametrize("key", [None, "id"])
+def test_sink_table_mode_holds_the_view_and_applies_each_tick_once(cdc_postgres, held_run, client_for, key):
+    url = cdc_postgres.new_database()
+    store_ticks(held_run, {t: ROWS[t] for t in (0, 1, 2)})
+    config = {"dsn": url, "table": "public.big", "mode": "table", **({"key": key} if key else {})}
+    sink = declare(client_for, held_run, name="pg-out", kind="postgres_sink", node="big_orders", config=config)
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 2, "tick 2")
+
+    def contents():
+        if key:
+            return {(i, c, a): 1 for i, c, a in sql(url, "SELECT id, customer, amount FROM big", fetch=True)}
+        return {(i, c, a): n for i, c, a, n in sql(url, "SELECT id, customer, amount, dbspweb_count FROM big", fetch=True)}
+
+    expected = integral({t: ROWS[t] for t in (0, 1, 2)})
+    if key:
+        expected = {k: 1 for k in expected}
+    assert contents() == expected
+    assert sql(url, "SELECT tick FROM dbspweb_sink_progress", fetch=True) == [(2,)]
+    # The run's database forgot (a crash after the target's commit): tick 2 is not applied twice.
+    Connector.objects.filter(pk=sink.pk).update(last_tick=-1)
+    store_ticks(held_run, {3: ROWS[3]})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 3, "tick 3")
+    expected = integral(ROWS)
+    assert contents() == ({k: 1 for k in expected} if key else expected)
+
+
+def test_sink_changelog_mode_appends_each_tick_once(cdc_postgres, held_run, client_for):
+    url = cdc_postgres.new_database()
+    sql(url, "CREATE TABLE log (id bigint, customer varchar(20), amount numeric, tick bigint, weight integer, note text)")
+    store_ticks(held_run, ROWS)
+    sink = declare(client_for, held_run, name="pg-log", kind="postgres_sink", node="big_orders",
+                   config={"dsn": url, "table": "log", "mode": "changelog"})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 3, "tick 3")
+    expected = sorted((t, d["id"], d["customer"], d["amount"], w) for t, delta in ROWS.items() for d, w in delta)
+    got = sql(url, "SELECT tick, id, customer, amount::bigint, weight FROM log ORDER BY 1, 2, 3, 4, 5", fetch=True)
+    assert got == expected
+    # Writing a tick again (a retried write) changes nothing.
+    client = pump.live[sink.pk].client
+    client.write(2, ROWS[2])
+    assert sql(url, "SELECT tick, id, customer, amount::bigint, weight FROM log ORDER BY 1, 2, 3, 4, 5", fetch=True) == expected
+
+
+def test_sink_refuses_a_table_that_does_not_fit(cdc_postgres, held_run, client_for):
+    url = cdc_postgres.new_database()
+    sql(url, "CREATE TABLE big (id bigint, customer text, amount date)")
+    store_ticks(held_run, {0: ROWS[0]})
+    sink = declare(client_for, held_run, name="pg-out", kind="postgres_sink", node="big_orders",
+                   config={"dsn": url, "table": "big", "key": "id"})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=sink.pk).state == "failed", "the refusal")
+    sink.refresh_from_db()
+    assert sink.last_error == ("connector 'pg-out' (postgres_sink): table public.big: column 'amount' is date; "
+                               "the view's 'amount' needs bigint or numeric")
