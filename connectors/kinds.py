@@ -56,3 +56,5 @@ class KindSpec:
     #: more checks of a declaration, given (config, the input's schema or None for a sink):
     #: returns a problem's text, or None
     check: Callable[[dict, object], str | None] | None = field(default=None)
+    #: called when the connector is deleted (best effort), e.g. to drop a replication slot
+    drop: Callable[[Opening], None] | None = field(default=None)

@@ -246,18 +246,17 @@ class PostgresSource:
         self.cursor.execute(sql.SQL("SELECT {} FROM {}").format(
             sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(source)) for _, source, _ in self.columns),
             self.table))
-        self.at = {"lsn": consistent, "snapshot": 0}
+        self.at = {"lsn": consistent, "snapshot": 0, "slot": self.slot}
 
     def position(self) -> dict:
         return dict(self.at)
 
     def poll(self, limit: int, decode, schema):
         try:
-            if "snapshot" in self.at:
-                return self._poll_snapshot(limit)
-            return self._poll_changes(limit)
+            items, after = self._poll_snapshot(limit) if "snapshot" in self.at else self._poll_changes(limit)
         except psycopg.Error as e:
             raise translated(e) from None
+        return items, {**after, "slot": self.slot}
 
     def _row(self, values, position: str) -> dict:
         row = {}
@@ -595,7 +594,7 @@ KINDS = [
              frozenset({"dsn", "table", "columns", "max_batch", "password_env", "publication"}), ("dsn", "table"),
              lambda o: PostgresSource(o, _schema_of(o, True)),
              doc="a PostgreSQL table's snapshot, then its changes (logical replication, pgoutput)",
-             check=check_source),
+             check=check_source, drop=drop_source),
     KindSpec("postgres_sink", False, frozenset({"dsn", "table", "mode", "key", "password_env"}), ("dsn", "table"),
              lambda o: PostgresSink(o, _schema_of(o, False)),
              doc="keeps a view's contents in a table (or appends its changes), a tick per transaction",

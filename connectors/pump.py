@@ -192,6 +192,20 @@ def _named(connector: Connector, error: ServiceError, owner: list[str]) -> Recor
     return RecordError(connector.label(), owner[problem["row"]], message, problem.get("field"))
 
 
+def opening(run: Run, connector: Connector) -> Opening:
+    return Opening(run.pk, connector.name, connector.node, connector.config or {}, connector.secrets or {},
+                   connector.position or {})
+
+
 def open_client(run: Run, connector: Connector):
-    return spec(connector.kind).open(Opening(run.pk, connector.name, connector.node, connector.config or {},
-                                             connector.secrets or {}, connector.position or {}))
+    return spec(connector.kind).open(opening(run, connector))
+
+
+def dropped(run: Run, connector: Connector) -> None:
+    """The connector was deleted: what its kind keeps outside (a replication slot) goes, best effort."""
+    kind = spec(connector.kind)
+    if kind.drop is not None:
+        try:
+            kind.drop(opening(run, connector))
+        except Exception:  # noqa: BLE001 - the connector is gone either way; the docs say how to clean up by hand
+            log.exception("event=connector_drop_failed run=%s connector=%s", run.pk, connector.name)

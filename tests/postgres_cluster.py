@@ -44,7 +44,7 @@ class PostgresCluster:
 
     def __init__(self):
         given = os.environ.get("TEST_CDC_POSTGRES_URL")
-        self.folder = None
+        self.folder, self.databases = None, []
         if given and _is_logical(given):
             self.base = given
             return
@@ -81,10 +81,16 @@ class PostgresCluster:
         name = f"cdc_{uuid.uuid4().hex[:10]}"
         with psycopg.connect(self.base, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
+        self.databases.append(name)
         return self.base.rsplit("/", 1)[0] + f"/{name}"
 
     def stop(self) -> None:
-        if self.folder is None:
+        if self.folder is None:  # a server of someone else's: its slots hold WAL back, so they go with the databases
+            with psycopg.connect(self.base, autocommit=True) as conn:
+                for name in self.databases:
+                    conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = %s",
+                                 (name,))
+                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             return
         subprocess.run([*self._as, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"],
                        capture_output=True)

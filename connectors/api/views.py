@@ -15,6 +15,7 @@ from runs.access import readable_run
 from runs.models import RunStatus
 
 from ..models import Connector, State
+from ..pump import dropped
 from .serializers import ConnectorSerializer
 
 
@@ -53,7 +54,9 @@ class ConnectorView(APIView):
     def delete(self, request, pk, name):
         run = readable_run(request, pk)
         require_operator(request, run.circuit)
-        _connector(run, name).delete()
+        connector = _connector(run, name)
+        connector.delete()
+        dropped(run, connector)  # a kind's things outside (a PostgreSQL replication slot)
         return Response(status=204)
 
 

@@ -257,3 +257,18 @@ def test_sink_refuses_a_table_that_does_not_fit(cdc_postgres, held_run, client_f
     sink.refresh_from_db()
     assert sink.last_error == ("connector 'pg-out' (postgres_sink): table public.big: column 'amount' is date; "
                                "the view's 'amount' needs bigint or numeric")
+
+
+def test_deleting_the_source_drops_its_slot_and_publication(cdc_postgres, held_run, client_for):
+    url = cdc_postgres.new_database()
+    source_table(url, rows=[(1, "a", 5)])
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders"})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the snapshot")
+    slot = slot_of(source)
+    assert Connector.objects.get(pk=source.pk).position["slot"] == slot  # the API shows which slot it holds
+    held = ("SELECT (SELECT count(*) FROM pg_replication_slots WHERE database = current_database()),"
+            " (SELECT count(*) FROM pg_publication)")
+    assert sql(url, held, fetch=True) == [(1, 1)]
+    assert client_for(held_run.owner).delete(f"/api/runs/{held_run.pk}/connectors/o/").status_code == 204
+    assert sql(url, held, fetch=True) == [(0, 0)]
