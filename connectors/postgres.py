@@ -202,6 +202,12 @@ class PostgresSource:
                 raise ConfigError(f"column {column.name!r}: table {self.namespace}.{self.name} has no column {source!r} "
                                   f"(its columns: {', '.join(sorted(have))}; map names with the columns option)")
             self.columns.append((column.name, source, column.type))
+        # the primary key orders the snapshot, so that one interrupted by a restart resumes after its last row
+        self.key = self.conn.execute(
+            "SELECT a.attname, format_type(a.atttypid, a.atttypmod), t.typcategory = 'N', t.typcollation <> 0"
+            " FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)"
+            " JOIN pg_type t ON t.oid = a.atttypid WHERE i.indrelid = %s AND i.indisprimary"
+            " ORDER BY array_position(i.indkey::int2[], a.attnum)", (self.oid,)).fetchall()
 
     def _ensure_publication(self) -> None:
         row = self.conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (self.publication,)).fetchone()
@@ -220,33 +226,74 @@ class PostgresSource:
             if not self._slot_exists():
                 raise ConfigError(f"the replication slot {self.slot!r} is gone: the changes after LSN {self.at['lsn']} "
                                   f"cannot be read; declare the connector again")
-            if "snapshot" in self.at:
-                raise ConfigError(
-                    f"the initial snapshot of {self.namespace}.{self.name} was interrupted after {self.at['snapshot']} rows "
-                    f"(a restart): its exported snapshot is gone; declare the connector again on a new run")
+            if snapshot:
+                self._resume_snapshot(opening)
             return
         # new (or a snapshot that pushed nothing yet): a fresh slot and its snapshot
         if self._slot_exists():
             self.conn.execute("SELECT pg_drop_replication_slot(%s)", (self.slot,))
-        self._start_snapshot(opening)
+        consistent = self._start_snapshot(opening, self.slot, "")
+        self.at = {"lsn": consistent, "snapshot": 0, "segments": [[None, consistent]], "slot": self.slot}
 
-    def _start_snapshot(self, opening: Opening) -> None:
+    def _resume_snapshot(self, opening: Opening) -> None:
+        """A snapshot interrupted by a restart: its exported snapshot is gone with the
+        connection that held it. The rest of the table (keys after the last row pushed)
+        is read in a new snapshot, consistent with the LSN of a temporary slot; the slot's
+        changes then apply to a row by the snapshot its key was read in (`segments`: a
+        change of a key up to `upper` applies when its commit is at or after `lsn`)."""
+        if not self.key or "after" not in self.at:
+            raise ConfigError(
+                f"the initial snapshot of {self.namespace}.{self.name} was interrupted after {self.at['snapshot']} rows "
+                f"and the table has no primary key to resume it by: declare the connector again on a new run")
+        consistent = self._start_snapshot(opening, f"{self.slot}_r", "TEMPORARY", self.at["after"])
+        segments = [list(s) for s in self.at["segments"]]
+        segments[-1][0] = self.at["after"]
+        self.at = {**self.at, "segments": [*segments, [None, consistent]]}
+
+    def _start_snapshot(self, opening: Opening, slot: str, temporary: str, after: list | None = None) -> str:
+        """Creates `slot` with an exported snapshot, and opens a cursor over the table's
+        rows (those after the key `after`) in that snapshot, in key order: the slot's
+        consistent point (changes committed from it on are not in the snapshot)."""
         replication = connect(self.config, opening.secrets, autocommit=True, replication="database")
         try:
             cursor = psycopg.ClientCursor(replication)
-            cursor.execute(sql.SQL("CREATE_REPLICATION_SLOT {} LOGICAL pgoutput (SNAPSHOT 'export')").format(
-                sql.Identifier(self.slot)))
+            cursor.execute(sql.SQL("CREATE_REPLICATION_SLOT {} {} LOGICAL pgoutput (SNAPSHOT 'export')").format(
+                sql.Identifier(slot), sql.SQL(temporary)))
             _, consistent, snapshot, _ = cursor.fetchone()
             self.snap = connect(self.config, opening.secrets)
             self.snap.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self.snap.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
         finally:
-            replication.close()  # the snapshot is imported: it lives on in self.snap's transaction
+            replication.close()  # the snapshot is imported: it lives on in self.snap's transaction (a temporary slot goes)
+        # src."id", not "id": ORDER BY would take the output column "id" (its text) before the table's
+        order = [sql.SQL("{} COLLATE \"C\"" if collatable else "{}").format(sql.Identifier("src", name))
+                 for name, _, _, collatable in self.key]
+        query = sql.SQL("SELECT {} FROM {} AS src").format(
+            sql.SQL(", ").join([sql.SQL("{}::text").format(sql.Identifier(source)) for _, source, _ in self.columns]
+                               + [sql.SQL("{}::text").format(sql.Identifier(name)) for name, *_ in self.key]),
+            self.table)
+        if after is not None:
+            query += sql.SQL(" WHERE ({}) > ({})").format(sql.SQL(", ").join(order), sql.SQL(", ").join(
+                sql.SQL("%s::{}" + (" COLLATE \"C\"" if collatable else "")).format(sql.SQL(type_))
+                for _, type_, _, collatable in self.key))
+        if self.key:
+            query += sql.SQL(" ORDER BY {}").format(sql.SQL(", ").join(order))
         self.cursor = self.snap.cursor(name=f"{self.slot}_snapshot")
-        self.cursor.execute(sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(source)) for _, source, _ in self.columns),
-            self.table))
-        self.at = {"lsn": consistent, "snapshot": 0, "slot": self.slot}
+        self.cursor.execute(query, after)
+        return consistent
+
+    def _key_of(self, texts) -> tuple:
+        """A primary key's text values as Python compares them in the snapshot's order
+        (numbers as numbers; text in the C collation's, code point, order)."""
+        return tuple(Decimal(t) if numeric else t for t, (_, _, numeric, _) in zip(texts, self.key))
+
+    def _applies(self, key_texts, commit_lsn: int) -> bool:
+        """Whether a change of the row with this key is not in the snapshot its key was read in."""
+        key = self._key_of(key_texts)
+        for upper, consistent in self.at.get("segments") or ():
+            if upper is None or key <= self._key_of(upper):
+                return commit_lsn >= pgoutput.lsn_int(consistent)
+        return True
 
     def position(self) -> dict:
         return dict(self.at)
@@ -268,18 +315,29 @@ class PostgresSource:
         return row
 
     def _poll_snapshot(self, limit: int):
-        done = self.at["snapshot"]
+        done, width = self.at["snapshot"], len(self.columns)
         rows = self.cursor.fetchmany(limit)
         items = []
         for i, values in enumerate(rows, start=done + 1):
             position = f"{self.namespace}.{self.name} snapshot row {i}"
-            items.append((position, [{"insert": self._row(values, position)}]))
+            items.append((position, [{"insert": self._row(values[:width], position)}]))
         if len(rows) < limit:
             self.snap.rollback()  # the snapshot's transaction is over
             self.snap.close()
             self.snap = None
-            return items, {"lsn": self.at["lsn"]}
-        return items, {"lsn": self.at["lsn"], "snapshot": done + len(rows)}
+            return items, self._past({"lsn": self.at["lsn"], "segments": self.at["segments"]}, self.at["lsn"])
+        after = {**self.at, "snapshot": done + len(rows)}
+        if self.key and rows:
+            after["after"] = list(rows[-1][width:])
+        return items, after
+
+    @staticmethod
+    def _past(position: dict, lsn: str) -> dict:
+        """The position at `lsn`, its segments dropped once every later commit is past all of them."""
+        segments = position.get("segments")
+        if not segments or max(pgoutput.lsn_int(cp) for _, cp in segments) <= pgoutput.lsn_int(lsn) or len(segments) == 1:
+            return {k: v for k, v in position.items() if k != "segments"}
+        return position
 
     def _peek(self, count: int) -> list[tuple]:
         return self.conn.execute(
@@ -332,14 +390,22 @@ class PostgresSource:
                     picked.append(value)
                 return picked
 
+            def applies(values) -> bool:
+                if not self.at.get("segments"):
+                    return True
+                return self._applies([values[index[name]] for name, *_ in self.key], commit_lsn)
+
             records = []
             if change.op in ("U", "D"):
                 if change.old is None:
                     raise RecordError("", position, f"an update without its old row: set REPLICA IDENTITY FULL on "
                                                     f"{self.namespace}.{self.name}")
-                records.append({"delete": self._row(pick(change.old), position)})
+                if applies(change.old):
+                    records.append({"delete": self._row(pick(change.old), position)})
             if change.op in ("I", "U"):
-                records.append({"insert": self._row(pick(change.new, change.old), position)})
+                new = [old if v is pgoutput.UNCHANGED else v for v, old in zip(change.new, change.old or change.new)]
+                if applies(new):
+                    records.append({"insert": self._row(pick(change.new, change.old), position)})
             items.append((position, records))
         return items
 
@@ -357,7 +423,8 @@ class PostgresSource:
             if count + size <= limit:
                 taken += rest
                 count += size
-                after = {"lsn": pgoutput.lsn_text(end)}
+                after = self._past({**self.at, "lsn": pgoutput.lsn_text(end)}, pgoutput.lsn_text(end))
+                after.pop("txn", None), after.pop("done", None)
                 continue
             if not taken:  # one transaction larger than a push: its first part now
                 part, n = [], 0
@@ -367,7 +434,7 @@ class PostgresSource:
                     part.append(item)
                     n += len(item[1])
                 taken = part
-                after = {"lsn": self.at["lsn"], "txn": pgoutput.lsn_text(end), "done": skip + len(part)}
+                after = {**self.at, "txn": pgoutput.lsn_text(end), "done": skip + len(part)}
             break
         return taken, after
 

@@ -118,6 +118,38 @@ def test_snapshot_then_changes_arrive_exactly_once(cdc_postgres, held_run, clien
     assert sum(1 for r, w in pushed_rows(held_run) if r["id"] == 205) == 2  # its insert and its delete, once each
 
 
+def test_a_snapshot_interrupted_by_a_restart_resumes_after_its_last_row(cdc_postgres, held_run, client_for):
+    """The exported snapshot dies with its connection: the rest of the table is read in a
+    new snapshot, and each change applies by the snapshot its row's key was read in."""
+    url = cdc_postgres.new_database()
+    source_table(url, rows=[(i, f"c{i}", i) for i in range(30)])
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders", "max_batch": 10})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 10, "the first 10 rows")
+    assert Connector.objects.get(pk=source.pk).position["after"] == ["9"]
+    pump.close_all_but(set())  # the worker died: its snapshot is gone
+    # changes between the first snapshot and the second, in keys read and keys not read yet
+    sql(url, "UPDATE shop.orders SET amount = -1 WHERE id IN (2, 12)",
+        "UPDATE shop.orders SET id = 5000 WHERE id = 3",  # a read key moves past the read range
+        "UPDATE shop.orders SET id = 9 * 1000 + 1, customer = 'x' WHERE id = 15",
+        "UPDATE shop.orders SET id = -15 WHERE id = 9001",  # a key not read moves into the read range
+        "DELETE FROM shop.orders WHERE id IN (4, 14)")
+    insert(url, [(-1, "new-low", 1), (100, "new-high", 1)])
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in >= 20, "the resumed snapshot")
+    pump.close_all_but(set())  # and once more, in the second snapshot
+    sql(url, "UPDATE shop.orders SET amount = -2 WHERE id IN (2, 12, 25)", "DELETE FROM shop.orders WHERE id = 26")
+    insert(url, [(101, "newer", 2)])
+    pump = Pump()
+    pump_until(pump, held_run, caught_up(held_run, url), "the table")
+    assert "segments" in Connector.objects.get(pk=source.pk).position  # changes before the last snapshot may still come
+    sql(url, "UPDATE shop.orders SET amount = -3 WHERE id IN (0, 29)")
+    pump_until(pump, held_run, caught_up(held_run, url), "the changes after")
+    assert "segments" not in Connector.objects.get(pk=source.pk).position
+    assert all(w in (1, -1) for _, w in pushed_rows(held_run)) and min(integrated(held_run).values()) == 1
+
+
 def test_a_bad_value_fails_the_source_naming_the_lsn_and_column(cdc_postgres, held_run, client_for):
     url = cdc_postgres.new_database()
     source_table(url, amount_type="numeric", rows=[(1, "a", 5)])
