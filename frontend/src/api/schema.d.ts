@@ -882,6 +882,8 @@ export interface components {
              *     * `file_source` - file_source
              *     * `kafka_sink` - kafka_sink
              *     * `kafka_source` - kafka_source
+             *     * `postgres_sink` - postgres_sink
+             *     * `postgres_source` - postgres_source
              */
             kind: components["schemas"]["ConnectorKindEnum"];
             readonly last_error: string;
@@ -901,9 +903,11 @@ export interface components {
          *     * `file_source` - file_source
          *     * `kafka_sink` - kafka_sink
          *     * `kafka_source` - kafka_source
+         *     * `postgres_sink` - postgres_sink
+         *     * `postgres_source` - postgres_source
          * @enum {string}
          */
-        ConnectorKindEnum: "file_sink" | "file_source" | "kafka_sink" | "kafka_source";
+        ConnectorKindEnum: "file_sink" | "file_source" | "kafka_sink" | "kafka_source" | "postgres_sink" | "postgres_source";
         ConnectorRequest: {
             config?: unknown;
             /**
@@ -913,6 +917,8 @@ export interface components {
              *     * `file_source` - file_source
              *     * `kafka_sink` - kafka_sink
              *     * `kafka_source` - kafka_source
+             *     * `postgres_sink` - postgres_sink
+             *     * `postgres_source` - postgres_source
              */
             kind: components["schemas"]["ConnectorKindEnum"];
             name: string;
