@@ -93,9 +93,7 @@ def _first_line(e: Exception) -> str:
 def translated(e: psycopg.Error) -> Exception:
     """A server or network trouble is transient; anything else (a missing table, a
     permission) is the connector's setting."""
-    if isinstance(e, psycopg.OperationalError) and not isinstance(e, psycopg.errors.InsufficientPrivilege):
-        return Transient(f"PostgreSQL: {_first_line(e)}")
-    if isinstance(e, (psycopg.InterfaceError,)):
+    if isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError)):
         return Transient(f"PostgreSQL: {_first_line(e)}")
     return ConfigError(f"PostgreSQL: {_first_line(e)}")
 
@@ -524,7 +522,7 @@ class PostgresSink:
             raise ConfigError(f"the view has a column {clash[0]!r}, which mode {self.mode} adds itself")
         if not self.config.get("table"):
             raise ConfigError("table is required")
-        self.conn = connect(self.config, opening.secrets)
+        self.conn = connect(self.config, opening.secrets, autocommit=True)  # transactions are explicit
         try:
             self._prepare(extra)
         except psycopg.Error as e:

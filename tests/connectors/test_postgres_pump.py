@@ -150,6 +150,32 @@ def test_a_snapshot_interrupted_by_a_restart_resumes_after_its_last_row(cdc_post
     assert all(w in (1, -1) for _, w in pushed_rows(held_run)) and min(integrated(held_run).values()) == 1
 
 
+def test_a_server_gone_away_is_retried_and_loses_nothing(cdc_postgres, held_run, client_for):
+    url = cdc_postgres.new_database()
+    source_table(url, rows=[(i, "a", i) for i in range(5)])
+    sink_url = cdc_postgres.new_database()
+    store_ticks(held_run, {0: ROWS[0]})
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders"})
+    sink = declare(client_for, held_run, name="s", kind="postgres_sink", node="big_orders",
+                   config={"dsn": sink_url, "table": "big", "mode": "changelog"})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 5, "the snapshot")
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 0, "tick 0")
+    for database in (url, sink_url):  # the connectors' sessions are cut (a server restart, a network cut)
+        sql(database, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                      " WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    insert(url, [(10, "b", 10)])
+    store_ticks(held_run, {1: ROWS[2]})
+    pump_until(pump, held_run, lambda: Connector.objects.filter(state="retrying").count() == 2, "both to retry")
+    for connector in Connector.objects.filter(run=held_run):
+        assert connector.last_error.startswith(f"{connector.label()}: PostgreSQL: "), connector.last_error
+    pump_until(pump, held_run, lambda: caught_up(held_run, url)() and Connector.objects.get(pk=sink.pk).last_tick == 1,
+               "the recovery")
+    assert set(Connector.objects.values_list("state", flat=True)) == {"running"}
+    assert sql(sink_url, "SELECT tick, count(*) FROM big GROUP BY tick ORDER BY tick", fetch=True) == [(0, 3), (1, 3)]
+
+
 def test_a_bad_value_fails_the_source_naming_the_lsn_and_column(cdc_postgres, held_run, client_for):
     url = cdc_postgres.new_database()
     source_table(url, amount_type="numeric", rows=[(1, "a", 5)])

@@ -205,7 +205,8 @@ def test_kill_9_postgres_cdc_to_postgres_sinks_exactly_once(cluster, cdc_postgre
     ticks = {t.tick: t.deltas for t in TickOutput.objects.filter(run_id=run_id)}
     plan = compile_plan(Run.objects.get(pk=run_id).version.document)
     names = plan.inputs["transactions"].names
-    expected = recompute(plan, {"transactions": ZSet((tuple(r[n] for n in names), 1) for r in rows)})
+    source = [dict(zip(("id", "from_acct", "to_acct", "amount"), r)) for r in rows]
+    expected = recompute(plan, {"transactions": ZSet((tuple(r[n] for n in names), 1) for r in source)})
 
     def view(name):
         cols = plan.views[name].names
