@@ -43,6 +43,10 @@ from .kinds import KindSpec, Opening
 #: the session settings every connection uses: values' text forms are the ISO ones
 SESSION = "-c DateStyle=ISO,YMD -c TimeZone=UTC -c extra_float_digits=3 -c IntervalStyle=iso_8601"
 TIMEOUT = 10
+#: what a refused connection says (libpq's connection errors carry no SQLSTATE): the
+#: connector's setting, not a server away
+REFUSALS = ("authentication failed", "no password supplied", "must be superuser or replication role",
+            "permission denied", "does not exist")
 
 
 def slot_name(ident: str) -> str:
@@ -83,6 +87,9 @@ def connect(config: dict, secrets: dict, **extra) -> psycopg.Connection:
         return psycopg.connect(config["dsn"], password=_password(config, secrets), connect_timeout=TIMEOUT,
                                options=SESSION, **extra)
     except psycopg.OperationalError as e:
+        text = str(e)
+        if (e.sqlstate or "").startswith("28") or any(w in text for w in REFUSALS):
+            raise ConfigError(f"PostgreSQL refused the sign-in: {_first_line(e)}") from None  # not tried again
         raise Transient(f"PostgreSQL: {_first_line(e)}") from None
 
 

@@ -64,6 +64,9 @@ class PostgresCluster:
         self._as = as_user
         subprocess.run([*as_user, str(self.bin / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
                         "-E", "UTF8", "--locale=C.UTF-8"], check=True, capture_output=True)
+        # postgres is trusted; every other role signs in with its password (the connectors' secrets are tested)
+        (data / "pg_hba.conf").write_text("local all all trust\nhost all postgres 127.0.0.1/32 trust\n"
+                                          "host all all 127.0.0.1/32 scram-sha-256\n")
         subprocess.run([*as_user, str(self.bin / "pg_ctl"), "-D", str(data), "-l", str(self.folder / "server.log"), "-w",
                         "-t", "120", "-o",
                         f"-c wal_level=logical -c max_replication_slots=10 -c max_wal_senders=10 -c port={self.port} "
@@ -75,6 +78,11 @@ class PostgresCluster:
         while not _is_logical(self.base):  # pg_ctl -w waited for it; this only confirms
             assert time.monotonic() < deadline, (self.folder / "server.log").read_text()[-2000:]
             time.sleep(0.2)
+
+    @property
+    def own(self) -> bool:
+        """Started here (its roles and authentication are the tests' to set), not TEST_CDC_POSTGRES_URL's."""
+        return self.folder is not None
 
     def new_database(self) -> str:
         """A fresh database of the cluster (a test's own): its URL."""

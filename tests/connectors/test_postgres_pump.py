@@ -390,3 +390,35 @@ def test_postgres_types_arrive_as_the_inputs_column_types(cdc_postgres, make_use
         got[key] = got.get(key, 0) + weight
     assert {k for k, w in got.items() if w} == {tuple(sorted(as_pushed(*r).items())) for r in final}
     assert all(w in (0, 1) for w in got.values())
+
+
+def test_a_role_signs_in_with_its_secret_and_needs_replication(cdc_postgres, held_run, client_for, monkeypatch):
+    if not cdc_postgres.own:
+        pytest.skip("roles and passwords are set on the cluster this session started")
+    url = cdc_postgres.new_database()
+    source_table(url, rows=[(1, "a", 5)])
+    role = f"cdc_{held_run.pk}_{url.rsplit('_', 1)[1]}"
+    sql(url, f"CREATE ROLE {role} LOGIN PASSWORD 'right'", f"GRANT USAGE ON SCHEMA shop TO {role}",
+        f"GRANT SELECT ON shop.orders TO {role}", "CREATE PUBLICATION orders_pub FOR TABLE shop.orders")
+    dsn = url.replace("postgres@", f"{role}@")
+    config = {"dsn": dsn, "table": "shop.orders", "publication": "orders_pub"}
+    wrong = declare(client_for, held_run, name="wrong", kind="postgres_source", node="orders", config=config,
+                    secrets={"password": "wrong"})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=wrong.pk).state == "failed", "the refused sign-in")
+    assert "PostgreSQL refused the sign-in: " in Connector.objects.get(pk=wrong.pk).last_error
+    client_for(held_run.owner).delete(f"/api/runs/{held_run.pk}/connectors/wrong/")
+
+    monkeypatch.setenv("CDC_PASSWORD", "right")
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={**config, "password_env": "CDC_PASSWORD"})
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).state == "failed", "the missing grant")
+    assert Connector.objects.get(pk=source.pk).last_error.startswith(
+        "connector 'o' (postgres_source): PostgreSQL refused the sign-in: connection failed: ")
+    assert Connector.objects.get(pk=source.pk).last_error.endswith("must be superuser or replication role to start walsender")
+    sql(url, f"ALTER ROLE {role} REPLICATION")
+    r = client_for(held_run.owner).post(f"/api/runs/{held_run.pk}/connectors/o/restart/")
+    assert r.status_code == 200
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the snapshot")
+    insert(url, [(2, "b", 6)])
+    pump_until(pump, held_run, caught_up(held_run, url), "a change")
