@@ -199,13 +199,3 @@ def opening(run: Run, connector: Connector) -> Opening:
 
 def open_client(run: Run, connector: Connector):
     return spec(connector.kind).open(opening(run, connector))
-
-
-def dropped(run: Run, connector: Connector) -> None:
-    """The connector was deleted: what its kind keeps outside (a replication slot) goes, best effort."""
-    kind = spec(connector.kind)
-    if kind.drop is not None:
-        try:
-            kind.drop(opening(run, connector))
-        except Exception:  # noqa: BLE001 - the connector is gone either way; the docs say how to clean up by hand
-            log.exception("event=connector_drop_failed run=%s connector=%s", run.pk, connector.name)

@@ -15,7 +15,6 @@ from runs.access import readable_run
 from runs.models import RunStatus
 
 from ..models import Connector, State
-from ..pump import dropped
 from .serializers import ConnectorSerializer
 
 
@@ -54,9 +53,7 @@ class ConnectorView(APIView):
     def delete(self, request, pk, name):
         run = readable_run(request, pk)
         require_operator(request, run.circuit)
-        connector = _connector(run, name)
-        connector.delete()
-        dropped(run, connector)  # a kind's things outside (a PostgreSQL replication slot)
+        _connector(run, name).delete()  # connectors/cleanup.py drops what it kept outside (a replication slot)
         return Response(status=204)
 
 

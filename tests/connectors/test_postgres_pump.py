@@ -330,6 +330,16 @@ def test_deleting_the_source_drops_its_slot_and_publication(cdc_postgres, held_r
     assert sql(url, held, fetch=True) == [(1, 1)]
     assert client_for(held_run.owner).delete(f"/api/runs/{held_run.pk}/connectors/o/").status_code == 204
     assert sql(url, held, fetch=True) == [(0, 0)]
+    # and with its run (deleted with its circuit)
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders"})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the snapshot again")
+    assert sql(url, held, fetch=True) == [(1, 1)]
+    from circuits.services import delete_circuit
+
+    delete_circuit(held_run.circuit)  # as DELETE /api/circuits/<id>/ does
+    assert not Connector.objects.exists()
+    assert sql(url, held, fetch=True) == [(0, 0)]
 
 
 EVENTS = {
