@@ -432,3 +432,35 @@ def test_a_role_signs_in_with_its_secret_and_needs_replication(cdc_postgres, hel
     pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the snapshot")
     insert(url, [(2, "b", 6)])
     pump_until(pump, held_run, caught_up(held_run, url), "a change")
+
+
+def test_sink_creates_its_table_with_the_views_types(cdc_postgres, make_user, client_for):
+    import datetime as dt
+
+    from circuits import services
+    from runs.models import Run
+    from workers import leases
+
+    owner = make_user("typed-sink")
+    circuit = services.create_circuit(owner, "Events", "", "private", EVENTS)
+    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=owner, status="running")
+    run.epoch = leases.acquire(run.pk)
+    run.fence = lambda: leases.fence(run.pk, run.epoch)
+    one = {"id": 1, "score": 2.5, "ok": True, "day": "2026-02-28", "at": "2026-02-28T21:30:00.250000", "label": "één"}
+    empty = {"id": 2, "score": None, "ok": None, "day": None, "at": None, "label": None}
+    TickOutput.objects.create(run=run, tick=0, deltas={"all_events": [{"data": one, "weight": 1}, {"data": empty, "weight": 1}]})
+    TickOutput.objects.create(run=run, tick=1, deltas={"all_events": [{"data": one, "weight": -1},
+                                                                       {"data": {**one, "ok": False}, "weight": 1}]})
+    url = cdc_postgres.new_database()
+    r = client_for(owner).post(f"/api/runs/{run.pk}/connectors/", {
+        "name": "out", "kind": "postgres_sink", "node": "all_events",
+        "config": {"dsn": url, "table": "events_now", "key": ["id"]}}, format="json")
+    assert r.status_code == 201, r.content
+    pump_until(Pump(), run, lambda: Connector.objects.get(run=run, name="out").last_tick == 1, "tick 1")
+    columns = sql(url, "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+                       " WHERE attrelid = 'events_now'::regclass AND attnum > 0 ORDER BY attnum", fetch=True)
+    assert columns == [("id", "bigint"), ("score", "double precision"), ("ok", "boolean"), ("day", "date"),
+                       ("at", "timestamp without time zone"), ("label", "text")]
+    assert sql(url, "SELECT * FROM events_now ORDER BY id", fetch=True) == [
+        (1, 2.5, False, dt.date(2026, 2, 28), dt.datetime(2026, 2, 28, 21, 30, 0, 250000), "één"),
+        (2, None, None, None, None, None)]
