@@ -30,9 +30,11 @@ import json
 import math
 import os
 import re
+import time
 from decimal import Decimal, InvalidOperation
 
 import psycopg
+from django.conf import settings
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
@@ -51,8 +53,11 @@ REFUSALS = ("authentication failed", "no password supplied", "must be superuser 
 
 def slot_name(ident: str) -> str:
     """A replication slot's and publication's name for a connector: lower case letters,
-    digits and _ (what PostgreSQL allows), a hash of the ident keeping them apart."""
-    digest = hashlib.sha1(ident.encode()).hexdigest()[:8]
+    digits and _ (what PostgreSQL allows), then a hash of the ident and of this
+    installation's secret key (slot names are the server's, not a database's: two
+    installations' run 1 must not share one). Stored in the position, which is what a
+    connector opens again and what its deletion drops."""
+    digest = hashlib.sha1(f"{settings.SECRET_KEY}\0{ident}".encode()).hexdigest()[:8]
     return (re.sub(r"[^a-z0-9_]", "_", ident.lower())[:50] + "_" + digest)
 
 
@@ -164,7 +169,7 @@ class PostgresSource:
         self.label_table = opening.config.get("table")
         if not self.label_table:
             raise ConfigError("table is required")
-        self.slot = slot_name(opening.ident)
+        self.slot = (opening.position or {}).get("slot") or slot_name(opening.ident)
         self.publication = opening.config.get("publication") or self.slot
         self.at = dict(opening.position or {})
         self.conn = self.snap = None
@@ -467,11 +472,16 @@ class PostgresSource:
 def drop_source(opening: Opening) -> None:
     """The connector is deleted: its replication slot (which holds WAL back) and the
     publication it created go. Best effort: a server away leaves them (docs say how)."""
-    slot = slot_name(opening.ident)
+    slot = (opening.position or {}).get("slot") or slot_name(opening.ident)
     try:
         with connect(opening.config, opening.secrets, autocommit=True) as conn:
-            if conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s AND NOT active", (slot,)).fetchone():
-                conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+            for _ in range(50):  # a pump may be peeking at it this moment (milliseconds): try again a little
+                try:
+                    conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+                                 " WHERE slot_name = %s", (slot,))
+                    break
+                except psycopg.errors.ObjectInUse:
+                    time.sleep(0.1)
             if not opening.config.get("publication"):
                 conn.execute(sql.SQL("DROP PUBLICATION IF EXISTS {}").format(sql.Identifier(slot)))
     except (psycopg.Error, Transient, ConfigError):
