@@ -16,6 +16,8 @@ A sink's client:
 - `write(tick, rows)`: one tick's delta of the view, `rows` a list of `(row dict, weight)`,
   written whole or not at all; writing a tick again writes the same thing;
 - `close()`.
+A kind's `drop(opening)`, when it has one, is called once a connector's deletion committed
+(connectors/cleanup.py), to let go of what it keeps outside (a replication slot).
 Either raises `errors.Transient` (tried again with backoff), `errors.ConfigError` or
 `errors.RecordError` (the connector fails until restarted).
 """

@@ -315,6 +315,12 @@ def test_sink_refuses_a_table_that_does_not_fit(cdc_postgres, held_run, client_f
     sink.refresh_from_db()
     assert sink.last_error == ("connector 'pg-out' (postgres_sink): table public.big: column 'amount' is date; "
                                "the view's 'amount' needs bigint or numeric")
+    other = declare(client_for, held_run, name="keyed", kind="postgres_sink", node="big_orders",
+                    config={"dsn": url, "table": "big2", "key": ["id", "colour"]})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=other.pk).state == "failed", "the unknown key")
+    assert Connector.objects.get(pk=other.pk).last_error == (
+        "connector 'keyed' (postgres_sink): key: 'colour' is not a column of the view (id, customer, amount)")
+    assert sql(url, "SELECT to_regclass('big2')", fetch=True) == [(None,)]  # nothing made
 
 
 def test_deleting_the_source_drops_its_slot_and_publication(cdc_postgres, held_run, client_for):
