@@ -45,6 +45,10 @@ from .kinds import KindSpec, Opening
 #: the session settings every connection uses: values' text forms are the ISO ones
 SESSION = "-c DateStyle=ISO,YMD -c TimeZone=UTC -c extra_float_digits=3 -c IntervalStyle=iso_8601"
 TIMEOUT = 10
+#: WAL bytes past the stored position after which an idle source marks its place: while
+#: its table is quiet, the slot would otherwise hold the server's WAL back (and each peek
+#: decode more of it) however busy the rest of the server is
+IDLE_ADVANCE = 16 << 20
 #: what a refused connection says (libpq's connection errors carry no SQLSTATE): the
 #: connector's setting, not a server away
 REFUSALS = ("authentication failed", "no password supplied", "must be superuser or replication role",
@@ -352,7 +356,15 @@ class PostgresSource:
     def _peek(self, count: int) -> list[tuple]:
         return self.conn.execute(
             "SELECT lsn, data FROM pg_logical_slot_peek_binary_changes(%s, NULL, %s, 'proto_version', '1',"
-            " 'publication_names', %s)", (self.slot, count, self.publication)).fetchall()
+            " 'publication_names', %s, 'messages', 'true')", (self.slot, count, self.publication)).fetchall()
+
+    def _mark_if_idle(self, applied: int) -> None:
+        """Nothing of the table's past the position, and much WAL of others': write a
+        transactional logical message. The next peek reads it as a transaction without
+        changes, whose end becomes the position, and the slot is advanced past the rest."""
+        lag = self.conn.execute("SELECT pg_current_wal_lsn() - %s::pg_lsn", (pgoutput.lsn_text(applied),)).fetchone()[0]
+        if lag > IDLE_ADVANCE:
+            self.conn.execute("SELECT pg_logical_emit_message(true, 'dbspweb', %s)", (self.slot,))
 
     def _transactions(self, messages):
         """[(end LSN, commit LSN, [(position, records)])], whole transactions in commit order."""
@@ -422,10 +434,11 @@ class PostgresSource:
     def _poll_changes(self, limit: int):
         applied = pgoutput.lsn_int(self.at["lsn"])
         partial_end, partial_done = self.at.get("txn"), self.at.get("done", 0)
-        taken, count, after = [], 0, dict(self.at)
+        taken, count, after, fresh = [], 0, dict(self.at), False
         for end, commit, changes in self._transactions(self._peek(limit + 1000)):
             if end <= applied:
                 continue  # applied before (the slot was not advanced yet)
+            fresh = True
             items = self._records(commit, changes)
             skip = partial_done if partial_end is not None and pgoutput.lsn_int(partial_end) == end else 0
             rest = items[skip:]
@@ -446,6 +459,8 @@ class PostgresSource:
                 taken = part
                 after = {**self.at, "txn": pgoutput.lsn_text(end), "done": skip + len(part)}
             break
+        if not fresh:
+            self._mark_if_idle(applied)
         return taken, after
 
     def advanced(self, position: dict) -> None:

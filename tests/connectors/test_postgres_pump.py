@@ -470,3 +470,32 @@ def test_sink_creates_its_table_with_the_views_types(cdc_postgres, make_user, cl
     assert sql(url, "SELECT * FROM events_now ORDER BY id", fetch=True) == [
         (1, 2.5, False, dt.date(2026, 2, 28), dt.datetime(2026, 2, 28, 21, 30, 0, 250000), "één"),
         (2, None, None, None, None, None)]
+
+
+def test_an_idle_table_does_not_hold_the_servers_wal_back(cdc_postgres, held_run, client_for, monkeypatch):
+    """Writes to other tables only: the source marks its place (a logical message), its
+    position and the slot move past them, and a change after that still arrives once."""
+    monkeypatch.setattr(postgres, "IDLE_ADVANCE", 64 << 10)
+    url = cdc_postgres.new_database()
+    source_table(url, rows=[(1, "a", 5)])
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders"})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the snapshot")
+    assert "snapshot" not in Connector.objects.get(pk=source.pk).position
+    start = Connector.objects.get(pk=source.pk).position["lsn"]
+    sql(url, "CREATE TABLE busy (n bigint, pad text)",
+        "INSERT INTO busy SELECT i, repeat('x', 200) FROM generate_series(1, 2000) i")
+    written = sql(url, "SELECT pg_current_wal_lsn()::text", fetch=True)[0][0]
+
+    def past(lsn):
+        return lambda: postgres.pgoutput.lsn_int(Connector.objects.get(pk=source.pk).position["lsn"]) > \
+            postgres.pgoutput.lsn_int(lsn)
+
+    pump_until(pump, held_run, past(written), "the position past the other table's writes")
+    confirmed = sql(url, f"SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = '{slot_of(source)}'",
+                    fetch=True)[0][0]
+    assert postgres.pgoutput.lsn_int(confirmed) > postgres.pgoutput.lsn_int(written) > postgres.pgoutput.lsn_int(start)
+    insert(url, [(2, "b", 6)])
+    pump_until(pump, held_run, caught_up(held_run, url), "a change after")
+    assert [r["id"] for r, _ in pushed_rows(held_run)] == [1, 2]
