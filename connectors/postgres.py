@@ -388,9 +388,12 @@ class PostgresSource:
                 current.append((message, relations.get(message.relid), begin.final_lsn))
         return [(end, commit, changes) for end, commit, changes in out]
 
-    def _records(self, commit_lsn: int, changes) -> list[tuple[str, list[dict]]]:
-        items = []
-        for number, (change, relation, _) in enumerate(changes, start=1):
+    def _records(self, commit_lsn: int, changes, start: int, budget: int) -> tuple[list[tuple[str, list[dict]]], bool]:
+        """The records of a transaction's changes from `start` on, at most `budget` of
+        them (but at least one change's), and whether that was all of them: only what a
+        push takes is converted (a transaction larger than a push is read in parts)."""
+        items, count = [], 0
+        for number, (change, relation, _) in enumerate(changes[start:], start=start + 1):
             position = f"LSN {pgoutput.lsn_text(commit_lsn)} change {number}"
             if relation is None:
                 raise RecordError("", position, "a change of a relation the stream did not describe")
@@ -428,8 +431,11 @@ class PostgresSource:
                 new = [old if v is pgoutput.UNCHANGED else v for v, old in zip(change.new, change.old or change.new)]
                 if applies(new):
                     records.append({"insert": self._row(pick(change.new, change.old), position)})
+            if items and count + len(records) > budget:
+                return items, False
             items.append((position, records))
-        return items
+            count += len(records)
+        return items, True
 
     def _poll_changes(self, limit: int):
         applied = pgoutput.lsn_int(self.at["lsn"])
@@ -439,25 +445,17 @@ class PostgresSource:
             if end <= applied:
                 continue  # applied before (the slot was not advanced yet)
             fresh = True
-            items = self._records(commit, changes)
             skip = partial_done if partial_end is not None and pgoutput.lsn_int(partial_end) == end else 0
-            rest = items[skip:]
-            size = sum(len(records) for _, records in rest)
-            if count + size <= limit:
-                taken += rest
-                count += size
+            items, whole = self._records(commit, changes, skip, limit - count)
+            if whole and (not taken or count + sum(len(r) for _, r in items) <= limit):
+                taken += items
+                count += sum(len(r) for _, r in items)
                 after = self._past({**self.at, "lsn": pgoutput.lsn_text(end)}, pgoutput.lsn_text(end))
                 after.pop("txn", None), after.pop("done", None)
                 continue
             if not taken:  # one transaction larger than a push: its first part now
-                part, n = [], 0
-                for item in rest:
-                    if part and n + len(item[1]) > limit:
-                        break
-                    part.append(item)
-                    n += len(item[1])
-                taken = part
-                after = {**self.at, "txn": pgoutput.lsn_text(end), "done": skip + len(part)}
+                taken = items
+                after = {**self.at, "txn": pgoutput.lsn_text(end), "done": skip + len(items)}
             break
         if not fresh:
             self._mark_if_idle(applied)
