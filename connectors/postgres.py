@@ -381,10 +381,11 @@ class PostgresSource:
             elif isinstance(message, pgoutput.Commit):
                 out.append((message.end_lsn, message.commit_lsn, current or []))
                 current = None
-            elif isinstance(message, pgoutput.Truncate):
+            elif isinstance(message, pgoutput.Truncate) and self.oid in message.relids:
                 raise RecordError("", f"LSN {pgoutput.lsn_text(begin.final_lsn) if begin else lsn}",
                                   f"TRUNCATE of {self.namespace}.{self.name} cannot be followed (delete the rows instead)")
-            elif isinstance(message, pgoutput.Change) and current is not None:
+            elif isinstance(message, pgoutput.Change) and current is not None and message.relid == self.oid:
+                # (a publication of the user's may hold other tables too)
                 current.append((message, relations.get(message.relid), begin.final_lsn))
         return [(end, commit, changes) for end, commit, changes in out]
 

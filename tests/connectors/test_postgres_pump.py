@@ -415,7 +415,8 @@ def test_a_role_signs_in_with_its_secret_and_needs_replication(cdc_postgres, hel
     source_table(url, rows=[(1, "a", 5)])
     role = f"cdc_{held_run.pk}_{url.rsplit('_', 1)[1]}"
     sql(url, f"CREATE ROLE {role} LOGIN PASSWORD 'right'", f"GRANT USAGE ON SCHEMA shop TO {role}",
-        f"GRANT SELECT ON shop.orders TO {role}", "CREATE PUBLICATION orders_pub FOR TABLE shop.orders")
+        f"GRANT SELECT ON shop.orders TO {role}", "CREATE TABLE shop.other (id bigint PRIMARY KEY, customer text)",
+        "CREATE PUBLICATION orders_pub FOR TABLE shop.orders, shop.other")  # a user's publication of two tables
     dsn = url.replace("postgres@", f"{role}@")
     config = {"dsn": dsn, "table": "shop.orders", "publication": "orders_pub"}
     wrong = declare(client_for, held_run, name="wrong", kind="postgres_source", node="orders", config=config,
@@ -436,8 +437,11 @@ def test_a_role_signs_in_with_its_secret_and_needs_replication(cdc_postgres, hel
     r = client_for(held_run.owner).post(f"/api/runs/{held_run.pk}/connectors/o/restart/")
     assert r.status_code == 200
     pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the snapshot")
+    sql(url, "INSERT INTO shop.other VALUES (7, 'not ours')", "TRUNCATE shop.other")
     insert(url, [(2, "b", 6)])
     pump_until(pump, held_run, caught_up(held_run, url), "a change")
+    assert Connector.objects.get(pk=source.pk).state == "running"
+    assert [r["id"] for r, _ in pushed_rows(held_run)] == [1, 2]  # the other table's changes are not the input's
 
 
 def test_sink_creates_its_table_with_the_views_types(cdc_postgres, make_user, client_for):
