@@ -541,7 +541,10 @@ class PostgresSink:
     `tick` and `weight`."""
 
     def __init__(self, opening: Opening, schema):
-        self.config, self.schema, self.sink = opening.config, schema, opening.ident
+        # the sink's row in the target's progress table: its run and name, and this installation's
+        # (two installations' run 1 may write to one database)
+        installation = hashlib.sha1(f"{settings.SECRET_KEY}\0sink".encode()).hexdigest()[:8]
+        self.config, self.schema, self.sink = opening.config, schema, f"{opening.ident}-{installation}"
         self.mode = self.config.get("mode", "table")
         self.keys = _keys(self.config)
         unknown = [k for k in self.keys if k not in schema.names]
