@@ -192,10 +192,6 @@ def _named(connector: Connector, error: ServiceError, owner: list[str]) -> Recor
     return RecordError(connector.label(), owner[problem["row"]], message, problem.get("field"))
 
 
-def opening(run: Run, connector: Connector) -> Opening:
-    return Opening(run.pk, connector.name, connector.node, connector.config or {}, connector.secrets or {},
-                   connector.position or {})
-
-
 def open_client(run: Run, connector: Connector):
-    return spec(connector.kind).open(opening(run, connector))
+    return spec(connector.kind).open(Opening(run.pk, connector.name, connector.node, connector.config or {},
+                                             connector.secrets or {}, connector.position or {}))

@@ -53,7 +53,7 @@ class ConnectorView(APIView):
     def delete(self, request, pk, name):
         run = readable_run(request, pk)
         require_operator(request, run.circuit)
-        _connector(run, name).delete()  # connectors/cleanup.py drops what it kept outside (a replication slot)
+        _connector(run, name).delete()
         return Response(status=204)
 
 
