@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class ConnectorsConfig(AppConfig):
     name = "connectors"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from . import cleanup  # noqa: F401 - its receiver drops what a deleted connector kept outside

@@ -16,6 +16,8 @@ A sink's client:
 - `write(tick, rows)`: one tick's delta of the view, `rows` a list of `(row dict, weight)`,
   written whole or not at all; writing a tick again writes the same thing;
 - `close()`.
+A kind's `drop(opening)`, when it has one, is called once a connector's deletion committed
+(connectors/cleanup.py), to let go of what it keeps outside (a replication slot).
 Either raises `errors.Transient` (tried again with backoff), `errors.ConfigError` or
 `errors.RecordError` (the connector fails until restarted).
 """
@@ -56,3 +58,5 @@ class KindSpec:
     #: more checks of a declaration, given (config, the input's schema or None for a sink):
     #: returns a problem's text, or None
     check: Callable[[dict, object], str | None] | None = field(default=None)
+    #: called when the connector is deleted (best effort), e.g. to drop a replication slot
+    drop: Callable[[Opening], None] | None = field(default=None)

@@ -352,3 +352,14 @@ def api_answers_follow_the_schema(monkeypatch):
     yield
     if found:
         pytest.fail("API answers that do not follow the OpenAPI schema (/api/schema/):\n" + "\n".join(found[:20]))
+
+
+@pytest.fixture(scope="session")
+def cdc_postgres():
+    """A PostgreSQL with wal_level=logical (TEST_CDC_POSTGRES_URL, else its own cluster,
+    stopped at the session's end): tests/postgres_cluster.py."""
+    from tests.postgres_cluster import PostgresCluster
+
+    cluster = PostgresCluster()
+    yield cluster
+    cluster.stop()

@@ -65,7 +65,7 @@ class ConnectorSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError({"config": f"format must be one of {', '.join(kind.formats)}; got {fmt!r}"})
         columns = config.get("columns")
         schema = plan.inputs[node] if kind.source else None
-        if columns is not None:
+        if columns is not None and not isinstance(columns, dict):  # a dict (a mapping) is the kind's to check
             names = schema.names
             if not isinstance(columns, list) or any(c not in names for c in columns):
                 raise serializers.ValidationError({"config": f"columns: a list of the input's columns ({', '.join(names)})"})

@@ -887,6 +887,8 @@ export interface components {
              *     * `mqtt_source` - mqtt_source
              *     * `nats_sink` - nats_sink
              *     * `nats_source` - nats_source
+             *     * `postgres_sink` - postgres_sink
+             *     * `postgres_source` - postgres_source
              *     * `redis_sink` - redis_sink
              *     * `redis_source` - redis_source
              */
@@ -913,11 +915,13 @@ export interface components {
          *     * `mqtt_source` - mqtt_source
          *     * `nats_sink` - nats_sink
          *     * `nats_source` - nats_source
+         *     * `postgres_sink` - postgres_sink
+         *     * `postgres_source` - postgres_source
          *     * `redis_sink` - redis_sink
          *     * `redis_source` - redis_source
          * @enum {string}
          */
-        ConnectorKindEnum: "file_sink" | "file_source" | "generator_source" | "kafka_sink" | "kafka_source" | "mqtt_sink" | "mqtt_source" | "nats_sink" | "nats_source" | "redis_sink" | "redis_source";
+        ConnectorKindEnum: "file_sink" | "file_source" | "generator_source" | "kafka_sink" | "kafka_source" | "mqtt_sink" | "mqtt_source" | "nats_sink" | "nats_source" | "postgres_sink" | "postgres_source" | "redis_sink" | "redis_source";
         ConnectorRequest: {
             config?: unknown;
             /**
@@ -932,6 +936,8 @@ export interface components {
              *     * `mqtt_source` - mqtt_source
              *     * `nats_sink` - nats_sink
              *     * `nats_source` - nats_source
+             *     * `postgres_sink` - postgres_sink
+             *     * `postgres_source` - postgres_source
              *     * `redis_sink` - redis_sink
              *     * `redis_source` - redis_source
              */
