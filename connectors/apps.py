@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class ConnectorsConfig(AppConfig):
     name = "connectors"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from . import signals  # noqa: F401 - a new run gets its document's connectors
+        from .declared import hand_kinds_to_the_engine
+
+        hand_kinds_to_the_engine()

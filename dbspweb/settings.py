@@ -252,6 +252,8 @@ PUSH_LANE = env_bool("DBSPWEB_PUSH_LANE", True)
 # GET /metrics (Prometheus): a scraper sends `Authorization: Bearer <this>`; empty: only
 # signed-in staff users may read it (connectors/api/metrics.py).
 METRICS_TOKEN = os.environ.get("DBSPWEB_METRICS_TOKEN", "")
+# POST /api/connector-kinds/<kind>/test/ gives up on a client that has not opened in this many seconds.
+CONNECTOR_TEST_SECONDS = env_float("DBSPWEB_CONNECTOR_TEST_SECONDS", 15.0)
 # Backpressure: a push beyond this many unapplied pushes of a run gets 429 + Retry-After.
 MAX_PENDING_PUSHES = env_int("DBSPWEB_MAX_PENDING_PUSHES", 1000)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from ..errors import Problem
 from ..types import TYPES, Column, Schema, element_type
+from .. import connector_specs
 from .base import Operator, valid_column_name
 
 
@@ -85,7 +86,7 @@ class Input(Operator):
             self.primary_key = list(key)
             columns = [Column(c.name, c.type, False) if c.name in self.primary_key else c for c in columns]
         self.output_schema = Schema(tuple(columns))
-        return []
+        return connector_specs.check(self.node_id, self.params.get("connectors"), source=True)
 
     def query(self, inputs):
         return inputs["in"]
