@@ -6,26 +6,10 @@ import { request, type ApiSchemas } from '../api';
 
 export type RunConnector = ApiSchemas['Connector'];
 
-/** One option of a kind, as GET /api/connector-kinds/ lists it. */
-export interface KindOption {
-  name: string;
-  required: boolean;
-  /** The choices when the option is one of a few values (e.g. `format`), first the default. */
-  choices: string[];
-  secret: boolean;
-}
-
-export interface ConnectorKind {
-  name: string;
-  source: boolean;
-  doc: string;
-  options: KindOption[];
-}
-
-export interface TestResult {
-  ok: boolean;
-  error: string;
-}
+/** A kind and its options, as GET /api/connector-kinds/ lists them (the form is built from them). */
+export type ConnectorKind = ApiSchemas['ConnectorKind'];
+export type KindOption = ApiSchemas['KindOption'];
+export type TestResult = ApiSchemas['ConnectionTestResult'];
 
 export const connectorsApi = {
   list: (runId: number) => request<RunConnector[]>('GET', `/api/runs/${runId}/connectors/`),
