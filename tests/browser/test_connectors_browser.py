@@ -50,7 +50,7 @@ def test_a_file_source_and_sink_declared_in_the_editor(live_stack, make_user, tm
         page.get_by_test_id("connector-0-test").click()
         expect(page.get_by_test_id("connector-0-test-result")).to_have_text("Connected.")
         expect(page.get_by_test_id("validation-state")).to_have_attribute("data-valid", "true")
-        page.get_by_test_id("connectors-editor").scroll_into_view_if_needed()
+        page.get_by_test_id("connectors-editor").locator("h4").scroll_into_view_if_needed()
         shot(page, "connectors-editor-source")
 
         # the view: a file sink; a sink is all it offers

@@ -240,7 +240,7 @@ function ConnectorForm({ index, connector, kind, fitting, readOnly, onChange, on
           </div>
         ))}
         {!readOnly && (
-          <button type="button" className="link" data-testid={id('secret-add')}
+          <button type="button" className="small" data-testid={id('secret-add')}
             onClick={() => setSecrets([...secrets, ['', '']])}>
             + secret
           </button>
