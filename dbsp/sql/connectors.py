@@ -28,6 +28,14 @@ from .errors import Span, SqlError, SqlProblem
 KAFKA_RENAMES = {"bootstrap.servers": "bootstrap_servers", "topic": "topic", "group.id": "group_id"}
 FORMATS = {("json", "insert_delete"): "insert_delete", ("json", "debezium"): "debezium", ("json", "raw"): "json",
            ("csv", None): "csv", ("csv", "insert_delete"): "csv"}
+#: our kinds' own option names, also taken in a transport's config (export_sql writes them)
+OWN_KAFKA_OPTIONS = {"kafka_source": {"bootstrap_servers", "topic", "group_id", "start", "columns", "max_batch"},
+                     "kafka_sink": {"bootstrap_servers", "topic"}}
+#: a source's `format` -> Feldera's format object
+FELDERA_FORMATS = {"insert_delete": {"name": "json", "config": {"update_format": "insert_delete"}},
+                   "debezium": {"name": "json", "config": {"update_format": "debezium"}},
+                   "json": {"name": "json", "config": {"update_format": "raw"}},
+                   "csv": {"name": "csv"}}
 ENTRY_FIELDS = {"name", "transport", "format", "secrets_env", "max_queued_records", "paused", "labels", "start_after",
                 "max_batch_size", "index"}
 
@@ -143,6 +151,10 @@ def _config(kind: str, config: dict, fail) -> dict:
                 if value not in ("earliest", "latest"):
                     fail("start_from: earliest or latest", '"start_from"')
                 out["start"] = value
+            elif key == "options" and isinstance(value, dict):
+                librdkafka.update(value)
+            elif key in OWN_KAFKA_OPTIONS[kind]:
+                out[key] = value  # our own spelling (what export_sql writes)
             elif re.match(r"^[a-z]+(\.[a-z]+)+$", key):
                 librdkafka[key] = value
             else:
@@ -153,3 +165,20 @@ def _config(kind: str, config: dict, fail) -> dict:
     if kind == "file_source":
         return {k: v for k, v in config.items() if k != "follow"}
     return dict(config)
+
+
+def write(entries: list[dict]) -> str:
+    """A node's connectors as `'connectors' = '...'` (the inverse of `read`: our option
+    names inside Feldera's transport and format objects; read back, the same entries)."""
+    out = []
+    for entry in entries:
+        kind, config = entry["kind"], dict(entry.get("config") or {})
+        transport = kind[:-len("_source")] + "_input" if kind.endswith("_source") else kind[:-len("_sink")] + "_output"
+        item = {"name": entry["name"], "transport": {"name": transport, "config": {k: v for k, v in config.items() if k != "format"}}}
+        if "format" in config:
+            item["format"] = FELDERA_FORMATS.get(config["format"], {"name": config["format"]})
+        if entry.get("secrets_env"):
+            item["secrets_env"] = entry["secrets_env"]
+        out.append(item)
+    text = json.dumps(out, indent=2)
+    return "'connectors' = '" + text.replace("'", "''") + "'"

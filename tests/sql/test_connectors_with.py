@@ -94,3 +94,20 @@ def test_bad_connectors_in_sql_are_named_by_line_and_column(text, needle, expect
 def test_a_missing_option_is_the_engines_problem_named_with_the_table():
     text = T + "'[{\"transport\": {\"name\": \"file_input\"}}]');" + VIEW
     assert problem(text) == "1:14: table t: node 't': connectors[0] 't-in': file_source needs the option 'path'"
+
+
+def test_exported_sql_reads_back_to_the_same_connectors():
+    from dbsp.sql import export_sql
+
+    doc = compile_sql(SCRIPT)
+    found = nodes(doc)
+    # a quote in a value ('' in the SQL string), options only our spelling has
+    found["orders"]["params"]["connectors"][1]["config"].update({"path": "/data/o'brien", "pattern": "*.csv", "max_batch": 500})
+    found["orders"]["params"]["connectors"].append(
+        {"name": "stored", "kind": "kafka_source", "config": {"bootstrap_servers": "b:1", "topic": "t", "start": "stored",
+                                                                   "format": "json", "columns": ["id"]}})
+    text = export_sql(doc)
+    assert "WITH ('connectors' = '[" in text
+    again = nodes(compile_sql(text))
+    for node in ("orders", "big_orders"):
+        assert again[node]["params"]["connectors"] == found[node]["params"]["connectors"], node
