@@ -14,7 +14,7 @@ from connectors.pump import Pump, secrets_of
 from runs import lifecycle
 from tests.conftest import example
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("api_answers_follow_the_schema")]
 
 
 def with_connectors(source=None, sink=None) -> dict:
