@@ -12,7 +12,7 @@ from .registry import kinds
 
 def hand_kinds_to_the_engine() -> None:
     """The engine checks documents' connectors against these kinds (at app start)."""
-    declare_kinds([KindShape(s.name, s.source, s.options, s.required) for s in kinds().values()])
+    declare_kinds([KindShape(s.name, s.source, s.options, s.required, s.formats) for s in kinds().values()])
 
 
 def declared_in(document: dict) -> list[tuple[str, dict]]:

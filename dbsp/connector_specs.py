@@ -31,6 +31,7 @@ class KindShape:
     source: bool
     options: frozenset[str]
     required: tuple[str, ...]
+    formats: tuple[str, ...] = ()  # the choices of its `format` option (none: not checked)
 
 
 _KINDS: dict[str, KindShape] = {}
@@ -115,4 +116,8 @@ def check(node_id: str, value, source: bool) -> list[Problem]:
         missing = [k for k in shape.required if config.get(k) in (None, "")]
         if missing:
             problems.append(problem(f"{at}: {kind} needs the option {missing[0]!r}"))
+            continue
+        fmt = config.get("format")
+        if fmt is not None and shape.formats and fmt not in shape.formats:
+            problems.append(problem(f"{at}: format must be one of {', '.join(shape.formats)}; got {fmt!r}"))
     return problems
