@@ -48,6 +48,10 @@ class FileSource:
         after = self.at.get("after")
         return [p for p in files if after is None or p.name > after]
 
+    def check(self) -> None:
+        """A connection test: the folder or file is there (Transient when not)."""
+        self.pending()
+
     def poll(self, max_records: int, decode, schema):
         """([(position, records)], the position after them): up to max_records records
         of the first file not yet applied. `decode(position, payload)` reads one line of

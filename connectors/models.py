@@ -24,6 +24,9 @@ class Connector(models.Model):
     node = models.CharField(max_length=64)  # the input table (source) or output view (sink)
     config = models.JSONField(default=dict)  # options; never a secret
     secrets = models.JSONField(default=dict)  # write-only options (passwords): never returned by the API
+    #: secret option -> the name of the environment variable holding it, read on the worker
+    #: when the client opens (the editor's and SQL's way: a document never holds a secret)
+    secrets_env = models.JSONField(default=dict)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     # progress, written in the same transaction as what it counts
@@ -32,6 +35,7 @@ class Connector(models.Model):
     last_tick = models.IntegerField(default=-1)  # sink: the last tick written
     records_out = models.BigIntegerField(default=0)  # sink: records written
     state = models.CharField(max_length=16, choices=State.choices, default=State.RUNNING)
+    errors = models.BigIntegerField(default=0)  # failures and transient errors so far (a metric: /metrics)
     last_error = models.TextField(blank=True, default="")
     error_at = models.DateTimeField(null=True, blank=True)
 

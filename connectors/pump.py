@@ -13,6 +13,7 @@ Exactly once:
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -69,13 +70,15 @@ class Pump:
                 text = str(e.named(connector.label())) if isinstance(e, RecordError) else f"{connector.label()}: {e}"
                 log.warning("event=connector_failed run=%s connector=%s error=%r", run.pk, connector.name, text)
                 self.close(connector.pk)
-                Connector.objects.filter(pk=connector.pk).update(state=State.FAILED, last_error=text, error_at=timezone.now())
+                Connector.objects.filter(pk=connector.pk).update(state=State.FAILED, last_error=text, error_at=timezone.now(),
+                                                                 errors=F("errors") + 1)
             except Transient as e:
                 backoff = min(BACKOFF_CAP, backoff * 2 or BACKOFF_FIRST)
                 self.waiting[connector.pk] = (time.monotonic() + backoff, backoff)
                 self.close(connector.pk)
                 Connector.objects.filter(pk=connector.pk).update(
-                    state=State.RETRYING, last_error=f"{connector.label()}: {e}", error_at=timezone.now())
+                    state=State.RETRYING, last_error=f"{connector.label()}: {e}", error_at=timezone.now(),
+                    errors=F("errors") + 1)
             except BaseException:
                 # Anything else (the lease lost, the database away, a shutdown): what the client
                 # read past its stored position was not committed, so it must be read again:
@@ -193,5 +196,21 @@ def _named(connector: Connector, error: ServiceError, owner: list[str]) -> Recor
 
 
 def open_client(run: Run, connector: Connector):
-    return spec(connector.kind).open(Opening(run.pk, connector.name, connector.node, connector.config or {},
-                                             connector.secrets or {}, connector.position or {}))
+    return open_kind(connector.kind, Opening(run.pk, connector.name, connector.node, connector.config or {},
+                                             secrets_of(connector.secrets, connector.secrets_env), connector.position or {}))
+
+
+def open_kind(kind: str, opening: Opening):
+    return spec(kind).open(opening)
+
+
+def secrets_of(stored: dict | None, from_env: dict | None) -> dict:
+    """The stored secrets and those named as environment variables, read now (on the
+    worker, when the client opens): a variable that is not set is a ConfigError naming it."""
+    secrets = dict(stored or {})
+    for option, variable in (from_env or {}).items():
+        value = os.environ.get(variable)
+        if value is None:
+            raise ConfigError(f"secret {option!r}: the environment variable {variable} is not set on the worker")
+        secrets[option] = value
+    return secrets

@@ -249,6 +249,11 @@ TICK_MAX_PUSHES = env_int("DBSPWEB_TICK_MAX_PUSHES", 100)
 # The push lane (runs/api/push_lane.py): plain token-authenticated JSON pushes are logged
 # in group commits ahead of Django's request path; 0 sends every push through Django.
 PUSH_LANE = env_bool("DBSPWEB_PUSH_LANE", True)
+# GET /metrics (Prometheus): a scraper sends `Authorization: Bearer <this>`; empty: only
+# signed-in staff users may read it (connectors/api/metrics.py).
+METRICS_TOKEN = os.environ.get("DBSPWEB_METRICS_TOKEN", "")
+# POST /api/connector-kinds/<kind>/test/ gives up on a client that has not opened in this many seconds.
+CONNECTOR_TEST_SECONDS = env_float("DBSPWEB_CONNECTOR_TEST_SECONDS", 15.0)
 # Backpressure: a push beyond this many unapplied pushes of a run gets 429 + Retry-After.
 MAX_PENDING_PUSHES = env_int("DBSPWEB_MAX_PENDING_PUSHES", 1000)
 

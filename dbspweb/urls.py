@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from circuits.views_app import app_index
+from connectors.api.metrics import metrics
 
 urlpatterns = [
     # Runs, the input log and tick outputs were in the circuits app's admin before the
@@ -17,6 +18,8 @@ urlpatterns = [
     path("api/", include("connectors.api.urls")),
     path("api/", include("runs.api.urls")),
     path("api/", include("circuits.api.urls")),
+    # Prometheus: the live runs and their connectors (docs/connectors.md, Metrics)
+    path("metrics", metrics, name="metrics"),
     path("", app_index, name="app"),
     # Shared links and sign-up are also plain paths of the single-page app.
     re_path(r"^(?:shared/[A-Za-z0-9_-]+|signup)/?$", app_index, name="app-path"),

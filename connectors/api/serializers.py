@@ -11,20 +11,24 @@ from ..registry import kinds
 from ..models import Connector
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
 class ConnectorSerializer(serializers.ModelSerializer):
     kind = serializers.ChoiceField(choices=sorted(kinds()), help_text="see docs/connectors.md")
     secrets = serializers.DictField(child=serializers.CharField(), write_only=True, required=False,
                                     help_text="client options that are secrets (e.g. sasl.password): stored, never returned")
+    secrets_env = serializers.DictField(child=serializers.CharField(), required=False,
+                                        help_text="secret option -> the environment variable holding it, read on the worker when the client opens")
     secret_keys = serializers.SerializerMethodField(help_text="the names of the stored secrets")
     state = serializers.SerializerMethodField(help_text="running, paused (the run is), retrying or failed")
 
     class Meta:
         model = Connector
-        fields = ["name", "kind", "node", "config", "secrets", "secret_keys", "state", "position", "records_in",
-                  "records_out", "last_tick", "last_error", "error_at", "created_at"]
-        read_only_fields = ["position", "records_in", "records_out", "last_tick", "last_error", "error_at", "created_at"]
+        fields = ["name", "kind", "node", "config", "secrets", "secrets_env", "secret_keys", "state", "position",
+                  "records_in", "records_out", "last_tick", "errors", "last_error", "error_at", "created_at"]
+        read_only_fields = ["position", "records_in", "records_out", "last_tick", "errors", "last_error", "error_at",
+                            "created_at"]
 
     def get_secret_keys(self, obj) -> list[str]:
         return sorted(obj.secrets or {})
@@ -37,6 +41,12 @@ class ConnectorSerializer(serializers.ModelSerializer):
     def validate_name(self, value):
         if not NAME.match(value):
             raise serializers.ValidationError("a letter, then letters, digits, _ or - (at most 64)")
+        return value
+
+    def validate_secrets_env(self, value):
+        for option, variable in value.items():
+            if not ENV_NAME.match(variable):
+                raise serializers.ValidationError(f"{option}: {variable!r} is not an environment variable name (letters, digits, _)")
         return value
 
     def validate(self, attrs):

@@ -4,7 +4,8 @@ Math: out[t] = the change pushed at tick t (a Z-set over the table's schema). In
 relational circuit the table's contents at t are I(out)[t].
 Params: `schema`: [{"name": str, "type": bigint|double|string|boolean|date|timestamp or a
 list type array<bigint|double|string|boolean>, "nullable": bool (default true)}, ...];
-`primary_key` (optional): [column, ...] of scalar columns.
+`primary_key` (optional): [column, ...] of scalar columns; `connectors` (optional): its sources,
+checked by dbsp/connector_specs.py.
 
 With a primary key the table is keyed (upsert, as Feldera's tables with a primary key):
 the key's columns are NOT NULL, and the pushed records of a tick apply in order to the
@@ -24,6 +25,7 @@ weight may go below zero (a delete of an absent row leaves a -1 row).
 """
 from __future__ import annotations
 
+from .. import connector_specs
 from ..errors import Problem
 from ..types import TYPES, Column, Schema, element_type
 from .base import Operator, valid_column_name
@@ -85,7 +87,7 @@ class Input(Operator):
             self.primary_key = list(key)
             columns = [Column(c.name, c.type, False) if c.name in self.primary_key else c for c in columns]
         self.output_schema = Schema(tuple(columns))
-        return []
+        return connector_specs.check(self.node_id, self.params.get("connectors"), source=True)
 
     def query(self, inputs):
         return inputs["in"]

@@ -4,6 +4,7 @@ Math: out[t] = consolidate(in[t]); the view's contents at tick t are I(out)[t].
 """
 from __future__ import annotations
 
+from .. import connector_specs
 from .base import Operator
 
 
@@ -15,7 +16,7 @@ class Output(Operator):
 
     def check(self, input_schemas):
         self.output_schema = input_schemas["in"]
-        return []
+        return connector_specs.check(self.node_id, self.params.get("connectors"), source=False)
 
     def query(self, inputs):
         return inputs["in"]

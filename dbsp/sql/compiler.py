@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from .. import budget
+from . import connectors as sql_connectors
 from .circuit import CircuitBuilder, Level, Ref
 from .errors import Span, SqlError, SqlProblem, SqlTooBig
 from .naming import engine_name, spark_name
@@ -159,10 +160,10 @@ class Compiler:
         schema_node = st.this
         if not isinstance(schema_node, exp.Schema):
             self.refuse("CREATE TABLE without a column list", st)
-        for key in ("expression", "properties"):
-            if st.args.get(key):
-                self.refuse(f"CREATE TABLE ... {key.upper()}", st.args[key])
+        if st.args.get("expression"):
+            self.refuse("CREATE TABLE ... EXPRESSION", st.args["expression"])
         name = ident(schema_node.this)
+        connectors = self.connectors(st, name, table=True)
         columns, key_cols = [], []
         if name in self.script.declared and name not in self.declared:
             self.declared[name] = ([{"name": ident(c.this), "type": self.column_type(c.args.get("kind"), c)}
@@ -188,6 +189,8 @@ class Compiler:
         params = {"schema": columns}
         if key_cols:
             params["primary_key"] = key_cols
+        if connectors:
+            params["connectors"] = connectors
         node_id = self.b.reserve(name, self.span(schema_node.this))
         ref = self.b.add(self.b.top, name, "input", params, {}, self.span(st), f"table {name}", node_id=node_id)
         lateness = {}
@@ -207,6 +210,22 @@ class Compiler:
                 lateness[column] = self.duration(value, ctype, span=span)
         self.relations[name] = Rel(ref, [Col(name, c["name"], c["name"]) for c in columns], lateness)
         self.tables.append(name)
+
+    def connectors(self, st: exp.Create, name: str, table: bool) -> list[dict]:
+        """`WITH ('connectors' = '[...]')` (Feldera's spelling: dbsp/sql/connectors.py); a
+        view may also be MATERIALIZED; any other property is refused."""
+        props = st.args.get("properties")
+        found: list[dict] = []
+        for p in props.expressions if props else []:
+            if isinstance(p, exp.MaterializedProperty) and not table:
+                continue
+            key = p.this if isinstance(p, exp.Property) else None
+            if isinstance(key, exp.Literal) and key.is_string and key.this == "connectors":
+                found += sql_connectors.read(self.script, p, name, table)
+                continue
+            what = f"{'table' if table else 'view'} property {p.sql()!r}"
+            self.refuse(what, p, "only WITH ('connectors' = '[...]')" + ("" if table else " and MATERIALIZED"))
+        return found
 
     def column_type(self, dt, where) -> str:
         if not isinstance(dt, exp.DataType):
@@ -236,10 +255,7 @@ class Compiler:
 
     def create_view(self, st: exp.Create):
         name = ident(st.this.this if isinstance(st.this, exp.Table) else st.this)
-        for key in ("properties",):
-            props = st.args.get(key)
-            if props and not all(isinstance(p, exp.MaterializedProperty) for p in props.expressions):
-                self.refuse(f"view property {props.sql()!r}", props)
+        connectors = self.connectors(st, name, table=False)
         if isinstance(st.this, exp.Schema):
             self.refuse("a column list on CREATE VIEW", st.this, "name the columns with AS in the SELECT")
         self.view = name
@@ -263,8 +279,11 @@ class Compiler:
         rel = self.finish(rel, query, self.b.top)
         if name not in self.script.local:
             sql_names = {c.name: c.spark for c in rel.cols if c.spark}  # the names Spark would show
-            self.b.add(self.b.top, name, "output", {"sql_names": sql_names} if sql_names else {}, {"in": rel.ref}, span, f"view {name}", node_id=self.b.reserve(name, span))
+            params = ({"sql_names": sql_names} if sql_names else {}) | ({"connectors": connectors} if connectors else {})
+            self.b.add(self.b.top, name, "output", params, {"in": rel.ref}, span, f"view {name}", node_id=self.b.reserve(name, span))
         else:
+            if connectors:
+                self.fail(f"a LOCAL view has no output: connectors go on a view that is not LOCAL ({name!r})", span=span)
             self.b.ids.add(name)
         self.relations[name] = Rel(rel.ref, [Col(name, c.name, c.phys) for c in rel.cols], rel.lateness)
 

@@ -19,6 +19,7 @@ from ..errors import CircuitInvalid
 from ..operators.window import parse_duration
 from ..plan import compile_plan
 from ..types import Schema
+from . import connectors as sql_connectors
 from .compiler import NEVER_LATE, compile_sql, needs_quote
 from .errors import NotExpressible, SqlError
 
@@ -78,7 +79,9 @@ class _Exporter:
             sources = {port: self.source_name(ref) for port, ref in doc.inputs_of(node_id).items()}
             schemas = {port: self.plan.schemas[doc.key_of(ref)] for port, ref in doc.inputs_of(node_id).items()}
             if node.kind == "output":
-                statements.append(f"CREATE VIEW {name(node_id)} AS SELECT * FROM {sources['in']};")
+                connectors = node.params.get("connectors")
+                with_ = f" WITH ({sql_connectors.write(connectors)})" if connectors else ""
+                statements.append(f"CREATE VIEW {name(node_id)}{with_} AS SELECT * FROM {sources['in']};")
             elif node.kind == "fixedpoint":
                 statements.append(self.fixedpoint(node_id, node, sources, schemas))
             else:
@@ -102,7 +105,9 @@ class _Exporter:
         key = node.params.get("primary_key")
         if key:
             cols.append(f"    PRIMARY KEY ({', '.join(name(k) for k in key)})")
-        return f"CREATE TABLE {name(node_id)} (\n" + ",\n".join(cols) + "\n);"
+        connectors = node.params.get("connectors")
+        with_ = f" WITH ({sql_connectors.write(connectors)})" if connectors else ""
+        return f"CREATE TABLE {name(node_id)} (\n" + ",\n".join(cols) + f"\n){with_};"
 
     # one node -> a query over its sources (names or parenthesised derived tables)
     def query(self, node_id, kind, p, src, schemas, out: Schema) -> str:

@@ -46,6 +46,9 @@ SHARE_LINK = {actor: (404, OK, OK) for actor in ACTORS}
 # Endpoints that do not depend on a circuit.
 ANYONE = {actor: (OK, OK, OK) for actor in ACTORS}
 LOGGED_IN = {**ANYONE, "anon": (403, 403, 403), "anon+token": (403, 403, 403)}
+# Testing a connector's connection: users who can edit some circuit (own one) only; in the
+# world below only the owner owns circuits.
+OWNS_A_CIRCUIT = {**{actor: (403, 403, 403) for actor in ACTORS}, "owner": (OK, OK, OK)}
 
 ORDER = {"insert": {"id": 1, "customer": "ada", "amount": 250}}
 
@@ -111,6 +114,10 @@ ENDPOINTS = [
     Endpoint("sql export", "POST", "/api/sql/export/", 200, ANYONE, {"document": example("big_orders")}),
     Endpoint("datalog compile", "POST", "/api/datalog/compile/", 200, ANYONE, {"text": ".decl e(a: bigint)\np(a) :- e(a).\n.output p"}),
     Endpoint("operators", "GET", "/api/operators/", 200, ANYONE),
+    Endpoint("connector kinds", "GET", "/api/connector-kinds/", 200, ANYONE),
+    # a folder that is not there: an allowed test answers 200 {"ok": false, ...}
+    Endpoint("connector test", "POST", "/api/connector-kinds/file_source/test/", 200, OWNS_A_CIRCUIT,
+             {"config": {"path": "/nonexistent/dbspweb-matrix"}}),
     Endpoint("circuit format", "GET", "/api/circuit-format/", 200, ANYONE),
     Endpoint("me", "GET", "/api/auth/me/", 200, ANYONE),
     Endpoint("schema", "GET", "/api/schema/", 200, ANYONE),

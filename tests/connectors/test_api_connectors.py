@@ -35,7 +35,7 @@ def test_declare_list_and_status_never_return_secrets(run, client_for):
     assert status | {"created_at": None} == {
         "name": "orders-in", "kind": "kafka_source", "node": "orders", "config": KAFKA["config"],
         "secret_keys": ["sasl.password"], "state": "running", "position": {}, "records_in": 0, "records_out": 0,
-        "last_tick": -1, "last_error": "", "error_at": None, "created_at": None}
+        "last_tick": -1, "errors": 0, "last_error": "", "error_at": None, "created_at": None, "secrets_env": {}}
     assert [c["name"] for c in listed.json()] == ["orders-in"]
     assert Connector.objects.get().secrets == {"sasl.password": "hunter2-very-secret"}  # stored for the worker
 

@@ -260,6 +260,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connector-kinds/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["connector_kinds_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connector-kinds/{kind}/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["connector_kinds_test_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/datalog/compile/": {
         parameters: {
             query?: never;
@@ -869,12 +901,27 @@ export interface components {
          * @enum {string}
          */
         CompletionStatusEnum: "pending" | "complete" | "failed";
+        ConnectionTestRequest: {
+            /** @description the kind's options */
+            config: {
+                [key: string]: unknown;
+            };
+            /** @description secret option -> the environment variable holding it (on this server) */
+            secrets_env?: {
+                [key: string]: string;
+            };
+        };
+        ConnectionTestResult: {
+            error: string;
+            ok: boolean;
+        };
         Connector: {
             config?: unknown;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
             readonly error_at: string | null;
+            readonly errors: number;
             /**
              * @description see docs/connectors.md
              *
@@ -902,8 +949,19 @@ export interface components {
             readonly records_out: number;
             /** @description the names of the stored secrets */
             readonly secret_keys: string[];
+            /** @description secret option -> the environment variable holding it, read on the worker when the client opens */
+            secrets_env?: {
+                [key: string]: string;
+            };
             /** @description running, paused (the run is), retrying or failed */
             readonly state: string;
+        };
+        ConnectorKind: {
+            doc: string;
+            name: string;
+            options: components["schemas"]["KindOption"][];
+            /** @description true: feeds an input table; false: receives an output view */
+            source: boolean;
         };
         /**
          * @description * `file_sink` - file_sink
@@ -946,6 +1004,10 @@ export interface components {
             node: string;
             /** @description client options that are secrets (e.g. sasl.password): stored, never returned */
             secrets?: {
+                [key: string]: string;
+            };
+            /** @description secret option -> the environment variable holding it, read on the worker when the client opens */
+            secrets_env?: {
                 [key: string]: string;
             };
         };
@@ -1188,6 +1250,21 @@ export interface components {
             results: components["schemas"]["WeightedRow"][];
             /** @description the pushes up to this sequence number are in the rows */
             through_sequence: number;
+        };
+        KindOption: {
+            /** @description its values when it is one of a few, first the default */
+            choices: string[];
+            name: string;
+            required: boolean;
+            /**
+             * @description how a form edits it: a line of text, a number, a JSON list or object
+             *
+             *     * `string` - string
+             *     * `integer` - integer
+             *     * `list` - list
+             *     * `object` - object
+             */
+            type: components["schemas"]["TypeEnum"];
         };
         LoggedIn: {
             username: string;
@@ -1733,6 +1810,14 @@ export interface components {
                 [key: string]: components["schemas"]["Change"][];
             };
         };
+        /**
+         * @description * `string` - string
+         *     * `integer` - integer
+         *     * `list` - list
+         *     * `object` - object
+         * @enum {string}
+         */
+        TypeEnum: "string" | "integer" | "list" | "object";
         ValidationResult: {
             errors: components["schemas"]["Problem"][];
             /** @description node id -> [{name, type, nullable}], the schema each node produces */
@@ -3346,6 +3431,133 @@ export interface operations {
             };
             /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    connector_kinds_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectorKind"][];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    connector_kinds_test_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectionTestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ConnectionTestRequest"];
+                "multipart/form-data": components["schemas"]["ConnectionTestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionTestResult"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

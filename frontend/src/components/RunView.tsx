@@ -22,6 +22,8 @@ import type { ExplainTarget } from '../explain/explainApi';
 import { useProfile } from '../profile/useProfile';
 import '../verify/verify.css';
 import { NodeInspector } from '../inspect/NodeInspector';
+import { ConnectorStatus } from '../connectors/ConnectorStatus';
+import '../connectors/connectors.css';
 
 // The graph canvas (@xyflow/react) loads after the rest of the page.
 const ProfilePanel = lazy(() => import('../profile/ProfilePanel').then((m) => ({ default: m.ProfilePanel })));
@@ -280,6 +282,7 @@ export function RunView({ runId }: Props) {
       {explaining && <ExplainPanel runId={run.id} target={explaining} onClose={closeExplain} />}
       {/* The graph and the chart: the page's full width, below what the user came for. */}
       <div className="run-wide">
+        <ConnectorStatus runId={run.id} tick={tick} status={status} finished={finished} />
         <details className="card graph-card" open data-testid="graph-section">
           <summary>
             <h2>Circuit</h2>

@@ -8,6 +8,20 @@ import { schemaText } from './nodes';
 import { ParamForm } from './ParamForm';
 import type { DocumentHistory } from './useDocumentHistory';
 import type { Catalog } from './useCatalog';
+import type { JsonSchema } from '../api/editor';
+import { ConnectorsSection, type DeclaredConnector } from '../connectors/ConnectorsSection';
+import '../connectors/connectors.css';
+
+/** Input and output nodes carry `params.connectors`: edited in their own section, not the form. */
+const CONNECTOR_KINDS = new Set(['input', 'output']);
+
+function withoutConnectors(schema: JsonSchema | undefined): JsonSchema | undefined {
+  const properties = schema?.properties as Record<string, JsonSchema> | undefined;
+  if (!schema || !properties || !('connectors' in properties)) return schema;
+  const { connectors: _gone, ...rest } = properties;
+  void _gone;
+  return { ...schema, properties: rest };
+}
 
 export function CircuitSummary({ doc, validation, selectedCount, readOnly }: { doc: Doc; validation: Validation | null; selectedCount: number; readOnly: boolean }) {
   const count = allNodes(doc).length;
@@ -59,7 +73,8 @@ export function NodePanel({ id, doc, catalog, validation, apply, readOnly, onRen
   const op = catalog.operators.find((o) => o.kind === node.kind);
   const errors = validation?.errors.filter((e) => e.node === id) ?? [];
   // Each problem is said once here: under its field when the form has one, else in this list.
-  const formParams = Object.keys((catalog.params[node.kind] as { properties?: object } | undefined)?.properties ?? {});
+  const formSchema = withoutConnectors(catalog.params[node.kind]);
+  const formParams = Object.keys((formSchema as { properties?: object } | undefined)?.properties ?? {});
   const panelErrors = errors.filter((e) => !formParams.some((p) => paramErrors([e], p).length > 0));
   const feeds = new Map<string, string>();
   for (const { edge } of allEdges(doc)) feeds.set(`${edge.to.node}.${edge.to.port}`, edge.from.node);
@@ -132,12 +147,28 @@ export function NodePanel({ id, doc, catalog, validation, apply, readOnly, onRen
       <fieldset disabled={readOnly}>
         <legend>Parameters</legend>
         <ParamForm
-          schema={catalog.params[node.kind]}
+          schema={formSchema}
           params={(node.params ?? {}) as Record<string, unknown>}
           ctx={{ columnsFor, errors }}
           onChange={(params, field) => apply((d) => updateNode(d, id, { params }), `params:${id}:${field}`)}
         />
       </fieldset>
+      {CONNECTOR_KINDS.has(node.kind) && (
+        <ConnectorsSection
+          node={id}
+          source={node.kind === 'input'}
+          connectors={((node.params as Record<string, unknown> | undefined)?.connectors as DeclaredConnector[] | undefined) ?? []}
+          readOnly={readOnly}
+          onChange={(connectors, field) =>
+            apply((d) => {
+              const params = { ...((findNode(d, id)?.params ?? {}) as Record<string, unknown>) };
+              if (connectors.length) params.connectors = connectors;
+              else delete params.connectors;
+              return updateNode(d, id, { params });
+            }, `params:${id}:${field}`)
+          }
+        />
+      )}
       <h4>Ports</h4>
       <ul className="muted port-schemas">
         {inputs.map((port) => {
