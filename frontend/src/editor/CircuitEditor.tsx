@@ -16,6 +16,8 @@ import {
   type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
+import { PresenceLayer } from '../collab/Presence';
+import type { Peer } from '../collab/useSharedDocument';
 import { editorApi, type Validation } from '../api/editor';
 import { messagesOf } from '../components/ErrorText';
 import { docToFlow, type FlowNode } from './flow';
@@ -72,6 +74,8 @@ export interface CircuitEditorProps {
   selectNodes?: { ids: string[] };
   /** Told the selected node ids when they change. */
   onSelectionChange?: (ids: string[]) => void;
+  /** Others editing the shared document: their cursors and selections; told where our pointer is. */
+  presence?: { peers: Peer[]; setCursor: (at: { x: number; y: number } | null) => void };
 }
 
 export function CircuitEditor(props: CircuitEditorProps) {
@@ -94,7 +98,7 @@ function isTyping(target: EventTarget | null): boolean {
   return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
 }
 
-function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNodes, onSelectionChange }: CircuitEditorProps) {
+function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNodes, onSelectionChange, presence }: CircuitEditorProps) {
   const { doc, apply } = state;
   const { catalog, error: catalogError } = useCatalog();
   const flowApi = useReactFlow();
@@ -729,6 +733,8 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
           tabIndex={0}
           onDragOver={onDragOver}
           onDrop={onDrop}
+          onPointerMove={presence && ((e) => presence.setCursor(flowApi.screenToFlowPosition({ x: e.clientX, y: e.clientY })))}
+          onPointerLeave={presence && (() => presence.setCursor(null))}
           data-testid="editor-canvas"
         >
           {notice && (
@@ -762,6 +768,7 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
               <Background />
               <Controls showInteractive={false} />
               <MiniMap pannable zoomable style={MINIMAP} />
+              {presence && <PresenceLayer peers={presence.peers} />}
             </ReactFlow>
           </CanvasContext.Provider>
           {quickAdd && catalog && (

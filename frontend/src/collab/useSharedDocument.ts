@@ -1,0 +1,170 @@
+// The circuit's shared document (docs/collaboration.md): a Y.Doc synced with the server
+// over y-websocket, offered to the editor as the same DocumentHistory the local editor
+// used, so the canvas, side panel and source pane edit it unchanged. Undo and redo are
+// Y.UndoManager's, tracking this client's own edits only; presence is y-protocols'
+// awareness (name, colour, cursor, selection).
+
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Awareness } from 'y-protocols/awareness';
+import { WebsocketProvider } from 'y-websocket';
+import * as Y from 'yjs';
+import type { Doc } from '../editor/model';
+import type { DocumentHistory } from '../editor/useDocumentHistory';
+import { parts, readDocument, same, writeDocument } from './circuitDoc';
+
+export interface Peer {
+  clientId: number;
+  name: string;
+  color: string;
+  role: 'writer' | 'viewer';
+  cursor: { x: number; y: number } | null;
+  selection: string[];
+}
+
+export interface SharedDocument {
+  /** The document and its history, once synced with the server (null before). */
+  state: DocumentHistory | null;
+  /** Everyone else present. */
+  peers: Peer[];
+  me: { name: string; color: string };
+  setCursor: (at: { x: number; y: number } | null) => void;
+  setSelection: (ids: string[]) => void;
+}
+
+const COLORS = ['#e11d48', '#2563eb', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d'];
+
+/** A person's colour, the same on every screen (from their name). */
+export function colorOf(name: string): string {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return COLORS[h % COLORS.length]!;
+}
+
+function socketBase(): string {
+  const loc = window.location;
+  return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws/circuits`;
+}
+
+export function useSharedDocument(
+  circuitId: number | null,
+  options: { name: string; share?: string; saved: Doc; pending: () => { from: Doc; to: Doc } | null },
+): SharedDocument {
+  const { name, share, saved: savedDoc } = options;
+  const pending = useRef(options.pending);
+  pending.current = options.pending;
+  const [doc, setDoc] = useState<Doc | null>(null);
+  const [peers, setPeers] = useState<Peer[]>([]);
+  const [, setTick] = useState(0);
+  const saved = useRef<Doc>(savedDoc);
+  const generation = useRef(0);
+  const me = useMemo(() => ({ name, color: colorOf(name) }), [name]);
+
+  const session = useMemo(() => {
+    if (circuitId === null || typeof WebSocket === 'undefined') return null;
+    const ydoc = new Y.Doc();
+    const origin = { local: true }; // this client's edits: the only ones its undo tracks
+    const { nodes, edges, source, meta } = parts(ydoc);
+    const undo = new Y.UndoManager([nodes, edges, source, meta], { trackedOrigins: new Set([origin]), captureTimeout: 500 });
+    return { ydoc, origin, undo, awareness: new Awareness(ydoc) };
+  }, [circuitId]);
+
+  useEffect(() => {
+    if (!session || circuitId === null) return;
+    const { ydoc, undo, awareness } = session;
+    const provider = new WebsocketProvider(socketBase(), `${circuitId}/doc`, ydoc, { params: share ? { share } : {}, awareness });
+    awareness.setLocalStateField('user', me);
+    const read = () => setDoc(readDocument(ydoc));
+    const onSync = (synced: boolean) => {
+      if (!synced) return;
+      // Edits made before the document arrived (on the saved version) join it now.
+      const edits = pending.current();
+      if (edits && !same(edits.from, edits.to)) ydoc.transact(() => writeDocument(ydoc, edits.from, edits.to), session.origin);
+      generation.current += 1;
+      read();
+    };
+    const onUpdate = () => {
+      if (provider.synced) read();
+    };
+    const onStack = () => setTick((t) => t + 1);
+    const onPresence = () => {
+      const out: Peer[] = [];
+      awareness.getStates().forEach((state, clientId) => {
+        if (clientId === ydoc.clientID || !state.user) return;
+        out.push({
+          clientId,
+          name: String(state.user.name ?? ''),
+          color: String(state.user.color ?? '#888'),
+          role: state.role === 'writer' ? 'writer' : 'viewer',
+          cursor: state.cursor ?? null,
+          selection: Array.isArray(state.selection) ? state.selection : [],
+        });
+      });
+      setPeers(out);
+    };
+    provider.on('sync', onSync);
+    ydoc.on('update', onUpdate);
+    undo.on('stack-item-added', onStack);
+    undo.on('stack-item-popped', onStack);
+    awareness.on('change', onPresence);
+    return () => {
+      awareness.off('change', onPresence);
+      ydoc.off('update', onUpdate);
+      provider.destroy();
+    };
+  }, [session, circuitId, share, me]);
+
+  const current = useRef<Doc | null>(doc);
+  current.current = doc;
+
+  const write = useCallback(
+    (next: Doc, origin: unknown) => {
+      const before = current.current;
+      if (!session || !before || next === before) return;
+      session.ydoc.transact(() => writeDocument(session.ydoc, before, next), origin);
+    },
+    [session],
+  );
+
+  const state = useMemo<DocumentHistory | null>(() => {
+    if (!session || !doc) return null;
+    const { undo, origin } = session;
+    return {
+      doc,
+      apply: (edit) => current.current && write(edit(current.current), origin),
+      undo: () => void undo.undo(),
+      redo: () => void undo.redo(),
+      reset: (next) => {
+        generation.current += 1;
+        write(next, 'reset');
+        undo.clear();
+        saved.current = next;
+      },
+      load: (next) => {
+        generation.current += 1;
+        write(next, origin);
+      },
+      adjust: (next) => {
+        const wasSaved = current.current !== null && same(saved.current, current.current);
+        write(next, 'layout');
+        if (wasSaved) saved.current = next;
+      },
+      generation: generation.current,
+      canUndo: undo.undoStack.length > 0,
+      canRedo: undo.redoStack.length > 0,
+      dirty: !same(saved.current, doc),
+      // Nothing is lost on leaving: the server keeps the shared document.
+      isDirty: () => false,
+      markSaved: (d) => {
+        saved.current = d ?? current.current ?? saved.current;
+        setTick((t) => t + 1);
+      },
+    };
+  }, [session, doc, write]);
+
+  const setCursor = useCallback(
+    (at: { x: number; y: number } | null) => session?.awareness.setLocalStateField('cursor', at),
+    [session],
+  );
+  const setSelection = useCallback((ids: string[]) => session?.awareness.setLocalStateField('selection', ids), [session]);
+  return { state, peers, me, setCursor, setSelection };
+}
