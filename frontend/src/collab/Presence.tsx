@@ -10,7 +10,7 @@ export function Avatars({ peers, me }: { peers: Peer[]; me: { name: string; colo
       {people.map((p) => (
         <li
           key={p.clientId}
-          className="avatar"
+          className={`avatar ${p.role === 'you' ? 'me' : ''}`}
           style={{ background: p.color }}
           title={`${p.name || 'anonymous'}${p.role === 'you' ? ' (you)' : p.role === 'viewer' ? ' (viewing)' : ''}`}
           data-testid={p.role === 'you' ? 'avatar-me' : 'avatar'}

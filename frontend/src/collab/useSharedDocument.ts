@@ -54,7 +54,7 @@ export function useSharedDocument(
   pending.current = options.pending;
   const [doc, setDoc] = useState<Doc | null>(null);
   const [peers, setPeers] = useState<Peer[]>([]);
-  const [, setTick] = useState(0);
+  const [tick, setTick] = useState(0); // undo stack or saved version changed
   const saved = useRef<Doc>(savedDoc);
   const generation = useRef(0);
   const me = useMemo(() => ({ name, color: colorOf(name) }), [name]);
@@ -74,10 +74,13 @@ export function useSharedDocument(
     const provider = new WebsocketProvider(socketBase(), `${circuitId}/doc`, ydoc, { params: share ? { share } : {}, awareness });
     awareness.setLocalStateField('user', me);
     const read = () => setDoc(readDocument(ydoc));
+    let joined = false;
     const onSync = (synced: boolean) => {
       if (!synced) return;
-      // Edits made before the document arrived (on the saved version) join it now.
-      const edits = pending.current();
+      // Edits made before the document first arrived (on the saved version) join it now;
+      // on a reconnect the provider itself sends what was edited meanwhile.
+      const edits = joined ? null : pending.current();
+      joined = true;
       if (edits && !same(edits.from, edits.to)) ydoc.transact(() => writeDocument(ydoc, edits.from, edits.to), session.origin);
       generation.current += 1;
       read();
@@ -159,7 +162,8 @@ export function useSharedDocument(
         setTick((t) => t + 1);
       },
     };
-  }, [session, doc, write]);
+    // tick: the undo stacks and `saved` live in refs
+  }, [session, doc, write, tick]);
 
   const setCursor = useCallback(
     (at: { x: number; y: number } | null) => session?.awareness.setLocalStateField('cursor', at),

@@ -103,7 +103,7 @@ export function CircuitWorkspace({
     name: username ?? '',
     share: shareToken,
     saved: initial,
-    pending: () => (readOnly ? null : { from: initial, to: local.doc }),
+    pending: () => (readOnly || !local.isDirty() ? null : { from: initial, to: local.doc }),
   });
   const state = shared.state ?? local;
   const [name, setName] = useState(circuit?.name ?? 'Untitled circuit');
