@@ -155,8 +155,8 @@ export function useSharedDocument(
       canUndo: undo.undoStack.length > 0,
       canRedo: undo.redoStack.length > 0,
       dirty: !same(saved.current, doc),
-      // Nothing is lost on leaving: the server keeps the shared document.
-      isDirty: () => false,
+      // Leaving asks while the document differs from the last saved version, as before.
+      isDirty: () => current.current !== null && !same(saved.current, current.current),
       markSaved: (d) => {
         saved.current = d ?? current.current ?? saved.current;
         setTick((t) => t + 1);
