@@ -56,6 +56,8 @@ export function useSharedDocument(
   const [peers, setPeers] = useState<Peer[]>([]);
   const [tick, setTick] = useState(0); // undo stack or saved version changed
   const saved = useRef<Doc>(savedDoc);
+  /** The document as last read from the Y.Doc (set by the update handler, before React renders). */
+  const current = useRef<Doc | null>(null);
   const generation = useRef(0);
   const me = useMemo(() => ({ name, color: colorOf(name) }), [name]);
 
@@ -73,7 +75,11 @@ export function useSharedDocument(
     const { ydoc, undo, awareness } = session;
     const provider = new WebsocketProvider(socketBase(), `${circuitId}/doc`, ydoc, { params: share ? { share } : {}, awareness });
     awareness.setLocalStateField('user', me);
-    const read = () => setDoc(readDocument(ydoc));
+    const read = () => {
+      const d = readDocument(ydoc);
+      current.current = d;
+      setDoc(d);
+    };
     let joined = false;
     const onSync = (synced: boolean) => {
       if (!synced) return;
@@ -84,6 +90,8 @@ export function useSharedDocument(
       if (edits && !same(edits.from, edits.to)) ydoc.transact(() => writeDocument(ydoc, edits.from, edits.to), session.origin);
       generation.current += 1;
       read();
+      // The shared document as saved (e.g. freshly seeded from the version): nothing unsaved.
+      if (!edits && same(saved.current, current.current)) saved.current = current.current!;
     };
     const onUpdate = () => {
       if (provider.synced) read();
@@ -116,14 +124,12 @@ export function useSharedDocument(
     };
   }, [session, circuitId, share, me]);
 
-  const current = useRef<Doc | null>(doc);
-  current.current = doc;
-
   const write = useCallback(
-    (next: Doc, origin: unknown) => {
+    (next: Doc, origin: unknown): Doc | null => {
       const before = current.current;
-      if (!session || !before || next === before) return;
+      if (!session || !before || next === before) return before;
       session.ydoc.transact(() => writeDocument(session.ydoc, before, next), origin);
+      return current.current; // read back by the update handler, synchronously
     },
     [session],
   );
@@ -133,30 +139,29 @@ export function useSharedDocument(
     const { undo, origin } = session;
     return {
       doc,
-      apply: (edit) => current.current && write(edit(current.current), origin),
+      apply: (edit) => void (current.current && write(edit(current.current), origin)),
       undo: () => void undo.undo(),
       redo: () => void undo.redo(),
       reset: (next) => {
         generation.current += 1;
-        write(next, 'reset');
+        saved.current = write(next, 'reset') ?? saved.current;
         undo.clear();
-        saved.current = next;
       },
       load: (next) => {
         generation.current += 1;
         write(next, origin);
       },
       adjust: (next) => {
-        const wasSaved = current.current !== null && same(saved.current, current.current);
-        write(next, 'layout');
-        if (wasSaved) saved.current = next;
+        const wasSaved = saved.current === current.current;
+        const laid = write(next, 'layout');
+        if (wasSaved && laid) saved.current = laid;
       },
       generation: generation.current,
       canUndo: undo.undoStack.length > 0,
       canRedo: undo.redoStack.length > 0,
-      dirty: !same(saved.current, doc),
+      dirty: saved.current !== doc, // any change since the last save, yours or someone else's
       // Leaving asks while the document differs from the last saved version, as before.
-      isDirty: () => current.current !== null && !same(saved.current, current.current),
+      isDirty: () => saved.current !== current.current,
       markSaved: (d) => {
         saved.current = d ?? current.current ?? saved.current;
         setTick((t) => t + 1);
