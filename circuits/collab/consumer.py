@@ -195,5 +195,9 @@ def access_changed(sender, circuit_id: int, **kwargs) -> None:
     """circuits.signals.circuit_access_changed (after the commit): everyone editing or
     viewing the circuit rechecks their access."""
     layer = get_channel_layer()
-    if layer is not None:
+    if layer is None:
+        return
+    try:
         async_to_sync(layer.group_send)(room_of(circuit_id), {"type": "doc.access"})
+    except Exception:  # noqa: BLE001 - the change is committed; the periodic recheck closes them
+        log.exception("circuit %s: could not ask its document sockets to recheck access", circuit_id)
