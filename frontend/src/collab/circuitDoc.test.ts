@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import type { Doc } from '../editor/model';
-import { readDocument, writeDocument } from './circuitDoc';
+import { ownUndo, readDocument, writeDocument } from './circuitDoc';
 
 const circuit: Doc = {
   format: 'dbspweb.circuit',
@@ -70,7 +70,7 @@ describe('the shared document adapter', () => {
     const a = seeded();
     const b = copy(a);
     const mine = {};
-    const undo = new Y.UndoManager([a.getMap('nodes'), a.getMap('edges'), a.getText('source'), a.getMap('meta')], { trackedOrigins: new Set([mine]) });
+    const undo = ownUndo(a, mine);
     a.transact(() => writeDocument(a, readDocument(a), withParam(readDocument(a), 'big', 'predicate', 'amount > 1')), mine);
     b.transact(() => writeDocument(b, readDocument(b), withParam(readDocument(b), 'big', 'note', 'theirs')));
     Y.applyUpdate(a, Y.encodeStateAsUpdate(b));

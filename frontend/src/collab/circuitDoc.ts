@@ -35,6 +35,13 @@ export const parts = (ydoc: Y.Doc) => ({
   meta: ydoc.getMap<Json>('meta'),
 });
 
+/** Undo and redo of one client's own edits: only transactions made with `origin` are
+ *  tracked, so someone else's change made in between stays when you undo. */
+export function ownUndo(ydoc: Y.Doc, origin: object): Y.UndoManager {
+  const { nodes, edges, source, meta } = parts(ydoc);
+  return new Y.UndoManager([nodes, edges, source, meta], { trackedOrigins: new Set([origin]), captureTimeout: 500 });
+}
+
 /** The circuit document the shared document holds. */
 export function readDocument(ydoc: Y.Doc): Doc {
   const { nodes, edges, source, meta } = parts(ydoc);

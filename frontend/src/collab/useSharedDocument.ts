@@ -10,7 +10,7 @@ import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
 import type { Doc } from '../editor/model';
 import type { DocumentHistory } from '../editor/useDocumentHistory';
-import { parts, readDocument, same, writeDocument } from './circuitDoc';
+import { ownUndo, readDocument, same, writeDocument } from './circuitDoc';
 
 export interface Peer {
   clientId: number;
@@ -65,8 +65,7 @@ export function useSharedDocument(
     if (circuitId === null || typeof WebSocket === 'undefined') return null;
     const ydoc = new Y.Doc();
     const origin = { local: true }; // this client's edits: the only ones its undo tracks
-    const { nodes, edges, source, meta } = parts(ydoc);
-    const undo = new Y.UndoManager([nodes, edges, source, meta], { trackedOrigins: new Set([origin]), captureTimeout: 500 });
+    const undo = ownUndo(ydoc, origin);
     return { ydoc, origin, undo, awareness: new Awareness(ydoc) };
   }, [circuitId]);
 
