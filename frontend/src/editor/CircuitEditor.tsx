@@ -18,7 +18,7 @@ import {
 import '@xyflow/react/dist/style.css';
 import { PresenceLayer } from '../collab/Presence';
 import type { Peer } from '../collab/useSharedDocument';
-import { editorApi, type Validation } from '../api/editor';
+import type { Validation } from '../api/editor';
 import { messagesOf } from '../components/ErrorText';
 import { docToFlow, type FlowNode } from './flow';
 import { autoLayout, needsLayout } from './layout';
@@ -51,6 +51,7 @@ import { CircuitSummary, NodePanel } from './SidePanel';
 import type { DocumentHistory } from './useDocumentHistory';
 import { editorShortcut } from './shortcuts';
 import { useCatalog } from './useCatalog';
+import { useValidation } from './useValidation';
 import './editor.css';
 
 
@@ -109,9 +110,6 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
   const [dragging, setDragging] = useState<Record<string, { x: number; y: number }>>({});
   const draggingRef = useRef<Record<string, { x: number; y: number }>>({});
   const [measured, setMeasured] = useState<Record<string, { width: number; height: number }>>({});
-  const [validation, setValidation] = useState<Validation | null>(null);
-  const [validating, setValidating] = useState(false);
-  const [validationError, setValidationError] = useState<string[]>([]);
   const [notice, setNotice] = useState<{ text: string; bad: boolean } | null>(null);
   const [quickAdd, setQuickAdd] = useState<QuickAdd | null>(null);
   const memoryClipboard = pageClipboard;
@@ -135,30 +133,7 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
   }, [selectNodes]);
   useEffect(() => onSelectionChange?.(Array.from(selectedNodes)), [selectedNodes, onSelectionChange]);
 
-  // The engine's validation, debounced; stale answers are dropped.
-  const validationSeq = useRef(0);
-  useEffect(() => {
-    const seq = ++validationSeq.current;
-    setValidating(true);
-    const timer = setTimeout(() => {
-      editorApi.validate(doc).then(
-        (v) => {
-          if (seq !== validationSeq.current) return;
-          setValidation(v);
-          setValidationError([]);
-          setValidating(false);
-          onValidation?.(v);
-        },
-        (err) => {
-          if (seq !== validationSeq.current) return;
-          setValidationError(messagesOf(err));
-          setValidating(false);
-          onValidation?.(null);
-        },
-      );
-    }, 300);
-    return () => clearTimeout(timer);
-  }, [doc, onValidation]);
+  const { validation, validating, validationError } = useValidation(doc, onValidation);
 
   const marks = useMemo(() => validationMarks(doc, validation?.errors ?? []), [doc, validation]);
   const schemas = useMemo(() => validation?.schemas ?? {}, [validation]);
