@@ -23,7 +23,7 @@ from circuits.collab.consumer import ACCESS_ENDED, CircuitDocConsumer
 from circuits.models import SharedDocument, SharedDocumentUpdate
 from tests.conftest import example
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 class Peer:
@@ -129,6 +129,7 @@ def set_param(node_id, name, value):
     return lambda doc: doc.get("nodes", type=Map)[node_id]["params"].__setitem__(name, value)
 
 
+@pytest.mark.asyncio
 async def test_the_document_is_seeded_from_the_latest_version(make_user):
     circuit, alice = await make_circuit(make_user)
     peer = await join(circuit, alice)
@@ -142,6 +143,7 @@ async def test_the_document_is_seeded_from_the_latest_version(make_user):
     await peer.comm.disconnect()
 
 
+@pytest.mark.asyncio
 async def test_a_writers_edit_reaches_the_others_and_is_stored(make_user):
     circuit, alice = await make_circuit(make_user, visibility="public")
     bob = await database_sync_to_async(make_user)("bob")
@@ -155,6 +157,7 @@ async def test_a_writers_edit_reaches_the_others_and_is_stored(make_user):
         await peer.comm.disconnect()
 
 
+@pytest.mark.asyncio
 async def test_two_writers_change_different_fields_of_one_node_at_once_and_both_stand(make_user):
     circuit, alice = await make_circuit(make_user)
     a, b = await join(circuit, alice), await join(circuit, alice)
@@ -170,6 +173,7 @@ async def test_two_writers_change_different_fields_of_one_node_at_once_and_both_
     await b.comm.disconnect()
 
 
+@pytest.mark.asyncio
 async def test_the_server_drops_a_viewers_edit(make_user):
     circuit, alice = await make_circuit(make_user, visibility="unlisted")
     writer = await join(circuit, alice)
@@ -199,6 +203,7 @@ async def test_the_server_drops_a_viewers_edit(make_user):
         await peer.comm.disconnect()
 
 
+@pytest.mark.asyncio
 async def test_presence_carries_the_signed_in_name_and_leaving_removes_it(make_user):
     circuit, alice = await make_circuit(make_user, visibility="public")
     bob = await database_sync_to_async(make_user)("bob")
@@ -216,6 +221,7 @@ async def test_presence_carries_the_signed_in_name_and_leaving_removes_it(make_u
     await c.comm.disconnect()
 
 
+@pytest.mark.asyncio
 async def test_no_access_is_refused(make_user):
     circuit, alice = await make_circuit(make_user, visibility="unlisted")
     mallory = await database_sync_to_async(make_user)("mallory")
@@ -224,13 +230,14 @@ async def test_no_access_is_refused(make_user):
     assert await refused(circuit, AnonymousUser(), "?share=wrong") == 4404
 
 
+@pytest.mark.asyncio
 async def test_the_document_survives_a_restart_and_compacts(make_user):
     circuit, alice = await make_circuit(make_user)
     peer = await join(circuit, alice)
     for i in range(5):
         await peer.edit(set_param("big", "predicate", f"amount > {i}"))
     await peer.edit(lambda doc: doc.get("source", type=Text).insert(0, "select 1"))
-    await peer.comm.disconnect()  # the last socket closes: the updates are compacted
+    await peer.comm.disconnect(timeout=30)  # the socket closes: the updates are compacted (waited for)
     rows = await database_sync_to_async(lambda: (SharedDocument.objects.filter(circuit=circuit).count(),
                                                  SharedDocumentUpdate.objects.filter(document__circuit=circuit).count()))()
     assert rows == (1, 0)
@@ -241,12 +248,13 @@ async def test_the_document_survives_a_restart_and_compacts(make_user):
     await again.comm.disconnect()
 
 
+@pytest.mark.asyncio
 async def test_revoking_access_closes_the_socket(make_user):
     circuit, alice = await make_circuit(make_user, visibility="private")
     bob = await database_sync_to_async(make_user)("bob")
     share = f"/api/circuits/{circuit.pk}/share/"
     await rest(alice, "patch", share, {"grants": [{"username": "bob"}]})
-    bobs, alices = await join(circuit, bob), await join(circuit, alice)
+    bobs, alices, late = await join(circuit, bob), await join(circuit, alice), await join(circuit, alice)
     await rest(alice, "patch", share, {"grants": []})
 
     async def closed(peer):
@@ -256,13 +264,13 @@ async def test_revoking_access_closes_the_socket(make_user):
                 return out
     out = await asyncio.wait_for(closed(bobs), 10)
     assert out["code"] == ACCESS_ENDED
-    await alices.edit(set_param("big", "predicate", "amount > 1"))  # the owner's socket is still live
-    late = await join(circuit, alice)
-    assert late.node("big")["params"]["predicate"] == "amount > 1"
+    await alices.edit(set_param("big", "predicate", "amount > 1"))  # the owner's sockets are still live
+    await late.until(lambda: late.node("big")["params"]["predicate"] == "amount > 1")
     await alices.comm.disconnect()
     await late.comm.disconnect()
 
 
+@pytest.mark.asyncio
 async def test_the_provider_path_through_the_real_application(make_user):
     """`ws/circuits/<id>/doc` as y-websocket opens it, through dbspweb.asgi (origin check,
     token auth): the owner's token opens it, a foreign origin or no credentials do not."""
@@ -286,3 +294,38 @@ async def test_the_provider_path_through_the_real_application(make_user):
     assert await opens("http://localhost:8000", f"?token={token}")
     assert not await opens("http://localhost:31337", f"?token={token}")
     assert not await opens("http://localhost:8000", "")
+
+
+@pytest.mark.asyncio
+async def test_two_first_openings_at_once_seed_the_text_once(make_user):
+    """Two sockets opening a never-opened circuit at the same moment: one seeded row, so the
+    SQL text is there once (two seeds would merge into the text twice)."""
+    alice = await database_sync_to_async(make_user)("alice")
+    document = {**example("big_orders"), "metadata": {"source": {"language": "sql", "text": "SELECT * FROM orders WHERE amount > 100"}}}
+    circuit = await database_sync_to_async(services.create_circuit)(alice, "From SQL", "", "private", document)
+    a, b = await asyncio.gather(join(circuit, alice), join(circuit, alice))
+    for peer in (a, b):
+        assert str(peer.doc.get("source", type=Text)) == "SELECT * FROM orders WHERE amount > 100"
+        assert peer.doc.get("meta", type=Map)["source_language"] == "sql"
+    assert await database_sync_to_async(lambda: SharedDocument.objects.filter(circuit=circuit).count())() == 1
+    await a.comm.disconnect()
+    await b.comm.disconnect()
+
+
+def test_a_seed_that_lost_the_race_reads_the_winners(make_user, monkeypatch):
+    """Another server seeded the document between this one's look and its insert: the
+    insert fails on the one-per-circuit rule and the winner's document is used."""
+    alice = make_user("alice")
+    circuit = services.create_circuit(alice, "Race", "", "private", example("big_orders"))
+    winner = SharedDocument.objects.create(circuit=circuit, state=b"\x00\x00", seeded_from=1)
+    real_filter = SharedDocument.objects.filter
+    looked = []
+
+    def filter_once_empty(*args, **kwargs):
+        if not looked:
+            looked.append(1)
+            return real_filter(pk=-1)  # the look before the other server's insert
+        return real_filter(*args, **kwargs)
+    monkeypatch.setattr(SharedDocument.objects, "filter", filter_once_empty)
+    assert store._seeded(circuit).pk == winner.pk
+    assert real_filter(circuit=circuit).count() == 1
