@@ -4,7 +4,7 @@ owner (the one account with edit access today, on two machines), V is a user gra
 read access.
 
 - each sees who else is there (avatars, named by the server), V among them as a viewer;
-- A renames a node and drags another: B sees both;
+- A renames a node and drags another, and renames the circuit: B sees it all;
 - at the same time A changes the filter's predicate and B drags that same node: both
   changes stand on every screen;
 - V sees A's cursor and A's selection outlined in A's colour;
@@ -89,6 +89,13 @@ def test_two_writers_and_a_viewer_design_together(live_stack, make_user):
         # The viewer cannot change anything (the page is read-only; the server drops it anyway).
         expect(v.get_by_test_id("read-only")).to_be_visible()
         expect(node(v, "large_orders")).to_have_count(1)
+
+        # A renames the circuit: B's and V's headers follow.
+        a.get_by_test_id("rename").click()
+        a.get_by_test_id("circuit-name-input").fill("Large orders")
+        a.get_by_test_id("rename-save").click()
+        for page in (b, v):
+            expect(page.get_by_test_id("circuit-name")).to_have_text("Large orders")
 
         shot(a, "collab-a")
         shot(b, "collab-b")

@@ -42,6 +42,8 @@ export function ownUndo(ydoc: Y.Doc, origin: object): Y.UndoManager {
   return new Y.UndoManager([nodes, edges, source, meta], { trackedOrigins: new Set([origin]), captureTimeout: 500 });
 }
 
+export const titleOf = (ydoc: Y.Doc): string | null => (parts(ydoc).meta.get('title') as string | undefined) ?? null;
+
 /** The circuit document the shared document holds. */
 export function readDocument(ydoc: Y.Doc): Doc {
   const { nodes, edges, source, meta } = parts(ydoc);

@@ -10,7 +10,7 @@ import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
 import type { Doc } from '../editor/model';
 import type { DocumentHistory } from '../editor/useDocumentHistory';
-import { ownUndo, readDocument, same, writeDocument } from './circuitDoc';
+import { ownUndo, parts, readDocument, same, titleOf, writeDocument } from './circuitDoc';
 
 export interface Peer {
   clientId: number;
@@ -24,6 +24,10 @@ export interface Peer {
 export interface SharedDocument {
   /** The document and its history, once synced with the server (null before). */
   state: DocumentHistory | null;
+  /** The circuit's title as the shared document has it (null before it arrives). */
+  title: string | null;
+  /** Tells everyone present the circuit's new title (after it was renamed). */
+  setTitle: (title: string) => void;
   /** Everyone else present. */
   peers: Peer[];
   me: { name: string; color: string };
@@ -54,6 +58,7 @@ export function useSharedDocument(
   pending.current = options.pending;
   const [doc, setDoc] = useState<Doc | null>(null);
   const [peers, setPeers] = useState<Peer[]>([]);
+  const [title, setTitleState] = useState<string | null>(null);
   const [tick, setTick] = useState(0); // undo stack or saved version changed
   const saved = useRef<Doc>(savedDoc);
   /** The document as last read from the Y.Doc (set by the update handler, before React renders). */
@@ -78,6 +83,7 @@ export function useSharedDocument(
       const d = readDocument(ydoc);
       current.current = d;
       setDoc(d);
+      setTitleState(titleOf(ydoc));
     };
     let joined = false;
     const onSync = (synced: boolean) => {
@@ -174,5 +180,6 @@ export function useSharedDocument(
     [session],
   );
   const setSelection = useCallback((ids: string[]) => session?.awareness.setLocalStateField('selection', ids), [session]);
-  return { state, peers, me, setCursor, setSelection };
+  const setTitle = useCallback((t: string) => session?.ydoc.transact(() => parts(session.ydoc).meta.set('title', t), 'title'), [session]);
+  return { state, title, setTitle, peers, me, setCursor, setSelection };
 }

@@ -170,6 +170,7 @@ export function CircuitWorkspace({
     try {
       const updated = await editorApi.renameCircuit(circuit.id, name.trim());
       onCircuit({ ...circuit, name: updated.name });
+      shared.setTitle(updated.name); // the others see it at once
       setRenaming(false);
       setStatus(`Renamed to ${updated.name}.`);
       setProblems([]);
@@ -284,7 +285,7 @@ export function CircuitWorkspace({
             </div>
           ) : (
             <div className="field-row">
-              <h1 data-testid="circuit-name">{circuit.name}</h1>
+              <h1 data-testid="circuit-name">{shared.title ?? circuit.name}</h1>
               {!readOnly && (
                 <button type="button" className="inline-link" data-testid="rename" onClick={() => setRenaming(true)}>
                   rename
