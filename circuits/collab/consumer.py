@@ -26,8 +26,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError
-from pycrdt import Doc, YMessageType, YSyncMessageType, create_awareness_message, create_sync_message, create_update_message, handle_sync_message, read_message
-from pycrdt._sync import Decoder, Encoder
+from pycrdt import Decoder, Doc, Encoder, YMessageType, YSyncMessageType, create_awareness_message, create_sync_message, create_update_message, handle_sync_message, read_message
 from pycrdt.websocket.django_channels_consumer import YjsConsumer
 
 from ..access import is_owner

@@ -13,8 +13,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
-from pycrdt import Doc, Map, Text, YMessageType, YSyncMessageType, create_awareness_message, create_sync_message, create_update_message, handle_sync_message, read_message
-from pycrdt._sync import Decoder, Encoder
+from pycrdt import Decoder, Doc, Encoder, Map, Text, YMessageType, YSyncMessageType, create_awareness_message, create_sync_message, create_update_message, handle_sync_message, read_message
 from rest_framework.test import APIClient
 
 from circuits import services
