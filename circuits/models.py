@@ -105,3 +105,35 @@ class CircuitVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.circuit.name} v{self.number}"
+
+
+class SharedDocument(models.Model):
+    """The circuit's shared editing document (docs/collaboration.md): a Yjs document that
+    everyone with edit access edits together. `state` is the compacted Yjs update (the
+    whole document up to `compacted_upto`); later edits are rows of `SharedDocumentUpdate`
+    until the next compaction folds them in. Saving a version copies it into a
+    CircuitVersion; runs never read it."""
+
+    circuit = models.OneToOneField(Circuit, on_delete=models.CASCADE, related_name="shared_document")
+    state = models.BinaryField()
+    #: the id of the last update folded into `state` (0: none)
+    compacted_upto = models.BigIntegerField(default=0)
+    #: the version number the document was seeded from (None: an empty circuit)
+    seeded_from = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"shared document of {self.circuit_id}"
+
+
+class SharedDocumentUpdate(models.Model):
+    """One Yjs update a writer sent, appended as it arrives (no read-modify-write, so
+    concurrent writers never lose one); compaction deletes the rows it folded in."""
+
+    document = models.ForeignKey(SharedDocument, on_delete=models.CASCADE, related_name="updates")
+    update = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]

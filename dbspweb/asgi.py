@@ -10,7 +10,8 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set u
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from runs.api.push_lane import PushLane  # noqa: E402
-from runs.routing import websocket_urlpatterns  # noqa: E402
+from runs.routing import websocket_urlpatterns as run_sockets  # noqa: E402
+from circuits.collab.routing import websocket_urlpatterns as document_sockets  # noqa: E402
 from circuits.ws_auth import TokenAuthMiddleware  # noqa: E402
 from dbspweb.origins import ExactOriginValidator  # noqa: E402
 
@@ -18,7 +19,7 @@ application = ProtocolTypeRouter(
     {
         "http": PushLane(django_asgi_app),  # plain token pushes in group commits; the rest to Django
         "websocket": ExactOriginValidator(
-            AuthMiddlewareStack(TokenAuthMiddleware(URLRouter(websocket_urlpatterns)))
+            AuthMiddlewareStack(TokenAuthMiddleware(URLRouter(run_sockets + document_sockets)))
         ),
     }
 )

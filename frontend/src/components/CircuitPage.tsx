@@ -7,6 +7,8 @@ import { editorApi, versionList, type EditorCircuit, type VersionDiff } from '..
 import { CircuitEditor } from '../editor/CircuitEditor';
 import { emptyDocument, parseClipboard, type Doc } from '../editor/model';
 import { useDocumentHistory } from '../editor/useDocumentHistory';
+import { Avatars } from '../collab/Presence';
+import { useSharedDocument } from '../collab/useSharedDocument';
 import { formatTime } from '../format';
 import { setLeaveGuard } from '../leaveGuard';
 import { circuitHref, navigate, runHref } from '../route';
@@ -50,6 +52,7 @@ export function CircuitPage({ circuitId, username }: Props) {
   return (
     <CircuitWorkspace
       circuit={circuit}
+      username={username}
       runs={runs ?? []}
       readOnly={circuit !== null && circuit.owner !== username}
       signedIn={username !== null}
@@ -81,7 +84,9 @@ export function CircuitWorkspace({
   onCircuit,
   onRunStopped,
   shareToken,
+  username = null,
 }: {
+  username?: string | null;
   circuit: EditorCircuit | null;
   runs: Run[];
   readOnly: boolean;
@@ -91,7 +96,16 @@ export function CircuitWorkspace({
   shareToken?: string;
 }) {
   const initial = useMemo<Doc>(() => (circuit?.latest_version?.document as Doc | undefined) ?? emptyDocument(), [circuit?.latest_version]);
-  const state = useDocumentHistory(initial);
+  // Until the shared document arrives (and where there is none: a new circuit), the
+  // saved version is edited here; those edits join the shared document when it comes.
+  const local = useDocumentHistory(initial);
+  const shared = useSharedDocument(circuit?.id ?? null, {
+    name: username ?? '',
+    share: shareToken,
+    saved: initial,
+    pending: () => (readOnly || !local.isDirty() ? null : { from: initial, to: local.doc }),
+  });
+  const state = shared.state ?? local;
   const [name, setName] = useState(circuit?.name ?? 'Untitled circuit');
   const [renaming, setRenaming] = useState(false);
   const [status, setStatus] = useState<string | null>(null);
@@ -100,6 +114,8 @@ export function CircuitWorkspace({
   const [showPlan, setShowPlan] = useState(false);
   const [showSource, setShowSource] = useState(() => sourceOf(initial) !== null);
   const [selectedIds, setSelectedIds] = useState<string[]>([]);
+  const { setSelection } = shared;
+  useEffect(() => setSelection(selectedIds), [selectedIds, setSelection]);
   const [selectNodes, setSelectNodes] = useState<{ ids: string[] } | undefined>(undefined);
   const [compiles, setCompiles] = useState(0);
   const [showHistory, setShowHistory] = useState(false);
@@ -154,6 +170,7 @@ export function CircuitWorkspace({
     try {
       const updated = await editorApi.renameCircuit(circuit.id, name.trim());
       onCircuit({ ...circuit, name: updated.name });
+      shared.setTitle(updated.name); // the others see it at once
       setRenaming(false);
       setStatus(`Renamed to ${updated.name}.`);
       setProblems([]);
@@ -268,7 +285,7 @@ export function CircuitWorkspace({
             </div>
           ) : (
             <div className="field-row">
-              <h1 data-testid="circuit-name">{circuit.name}</h1>
+              <h1 data-testid="circuit-name">{shared.title ?? circuit.name}</h1>
               {!readOnly && (
                 <button type="button" className="inline-link" data-testid="rename" onClick={() => setRenaming(true)}>
                   rename
@@ -283,6 +300,7 @@ export function CircuitWorkspace({
               {state.dirty && <span data-testid="unsaved"> · unsaved changes</span>}
             </p>
           )}
+          {shared.state && <Avatars peers={shared.peers} me={shared.me} />}
           {readOnly && (
             <p className="readonly-banner" data-testid="read-only">
               Read-only{circuit ? ` (owned by ${circuit.owner})` : ''}. Fork it to edit your own copy.
@@ -363,7 +381,14 @@ export function CircuitWorkspace({
           (first child) so toggling the plan does not remount it. */}
       <div className={`circuit-split ${showPlan ? 'with-plan' : ''} ${showSource ? 'with-source' : ''}`} data-testid="circuit-split">
         <div className="circuit-split-editor">
-          <CircuitEditor state={state} readOnly={readOnly} refitOn={`${showPlan}${showSource}${compiles}`} selectNodes={selectNodes} onSelectionChange={setSelectedIds} />
+          <CircuitEditor
+            state={state}
+            readOnly={readOnly}
+            refitOn={`${showPlan}${showSource}${compiles}`}
+            selectNodes={selectNodes}
+            onSelectionChange={setSelectedIds}
+            presence={shared.state ? shared : undefined}
+          />
         </div>
         {showPlan && (
           <Suspense fallback={<p className="muted">Loading the plan…</p>}>

@@ -16,7 +16,9 @@ import {
   type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { editorApi, type Validation } from '../api/editor';
+import { PresenceLayer } from '../collab/Presence';
+import type { Peer } from '../collab/useSharedDocument';
+import type { Validation } from '../api/editor';
 import { messagesOf } from '../components/ErrorText';
 import { docToFlow, type FlowNode } from './flow';
 import { autoLayout, needsLayout } from './layout';
@@ -49,6 +51,7 @@ import { CircuitSummary, NodePanel } from './SidePanel';
 import type { DocumentHistory } from './useDocumentHistory';
 import { editorShortcut } from './shortcuts';
 import { useCatalog } from './useCatalog';
+import { useValidation } from './useValidation';
 import './editor.css';
 
 
@@ -72,6 +75,8 @@ export interface CircuitEditorProps {
   selectNodes?: { ids: string[] };
   /** Told the selected node ids when they change. */
   onSelectionChange?: (ids: string[]) => void;
+  /** Others editing the shared document: their cursors and selections; told where our pointer is. */
+  presence?: { peers: Peer[]; setCursor: (at: { x: number; y: number } | null) => void };
 }
 
 export function CircuitEditor(props: CircuitEditorProps) {
@@ -94,7 +99,7 @@ function isTyping(target: EventTarget | null): boolean {
   return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
 }
 
-function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNodes, onSelectionChange }: CircuitEditorProps) {
+function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNodes, onSelectionChange, presence }: CircuitEditorProps) {
   const { doc, apply } = state;
   const { catalog, error: catalogError } = useCatalog();
   const flowApi = useReactFlow();
@@ -105,9 +110,6 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
   const [dragging, setDragging] = useState<Record<string, { x: number; y: number }>>({});
   const draggingRef = useRef<Record<string, { x: number; y: number }>>({});
   const [measured, setMeasured] = useState<Record<string, { width: number; height: number }>>({});
-  const [validation, setValidation] = useState<Validation | null>(null);
-  const [validating, setValidating] = useState(false);
-  const [validationError, setValidationError] = useState<string[]>([]);
   const [notice, setNotice] = useState<{ text: string; bad: boolean } | null>(null);
   const [quickAdd, setQuickAdd] = useState<QuickAdd | null>(null);
   const memoryClipboard = pageClipboard;
@@ -131,30 +133,7 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
   }, [selectNodes]);
   useEffect(() => onSelectionChange?.(Array.from(selectedNodes)), [selectedNodes, onSelectionChange]);
 
-  // The engine's validation, debounced; stale answers are dropped.
-  const validationSeq = useRef(0);
-  useEffect(() => {
-    const seq = ++validationSeq.current;
-    setValidating(true);
-    const timer = setTimeout(() => {
-      editorApi.validate(doc).then(
-        (v) => {
-          if (seq !== validationSeq.current) return;
-          setValidation(v);
-          setValidationError([]);
-          setValidating(false);
-          onValidation?.(v);
-        },
-        (err) => {
-          if (seq !== validationSeq.current) return;
-          setValidationError(messagesOf(err));
-          setValidating(false);
-          onValidation?.(null);
-        },
-      );
-    }, 300);
-    return () => clearTimeout(timer);
-  }, [doc, onValidation]);
+  const { validation, validating, validationError } = useValidation(doc, onValidation);
 
   const marks = useMemo(() => validationMarks(doc, validation?.errors ?? []), [doc, validation]);
   const schemas = useMemo(() => validation?.schemas ?? {}, [validation]);
@@ -729,6 +708,8 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
           tabIndex={0}
           onDragOver={onDragOver}
           onDrop={onDrop}
+          onPointerMove={presence && ((e) => presence.setCursor(flowApi.screenToFlowPosition({ x: e.clientX, y: e.clientY })))}
+          onPointerLeave={presence && (() => presence.setCursor(null))}
           data-testid="editor-canvas"
         >
           {notice && (
@@ -762,6 +743,7 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
               <Background />
               <Controls showInteractive={false} />
               <MiniMap pannable zoomable style={MINIMAP} />
+              {presence && <PresenceLayer peers={presence.peers} />}
             </ReactFlow>
           </CanvasContext.Provider>
           {quickAdd && catalog && (

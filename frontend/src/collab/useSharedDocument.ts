@@ -1,0 +1,185 @@
+// The circuit's shared document (docs/collaboration.md): a Y.Doc synced with the server
+// over y-websocket, offered to the editor as the same DocumentHistory the local editor
+// used, so the canvas, side panel and source pane edit it unchanged. Undo and redo are
+// Y.UndoManager's, tracking this client's own edits only; presence is y-protocols'
+// awareness (name, colour, cursor, selection).
+
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Awareness } from 'y-protocols/awareness';
+import { WebsocketProvider } from 'y-websocket';
+import * as Y from 'yjs';
+import type { Doc } from '../editor/model';
+import type { DocumentHistory } from '../editor/useDocumentHistory';
+import { ownUndo, parts, readDocument, same, titleOf, writeDocument } from './circuitDoc';
+
+export interface Peer {
+  clientId: number;
+  name: string;
+  color: string;
+  role: 'writer' | 'viewer';
+  cursor: { x: number; y: number } | null;
+  selection: string[];
+}
+
+export interface SharedDocument {
+  /** The document and its history, once synced with the server (null before). */
+  state: DocumentHistory | null;
+  /** The circuit's title as the shared document has it (null before it arrives). */
+  title: string | null;
+  /** Tells everyone present the circuit's new title (after it was renamed). */
+  setTitle: (title: string) => void;
+  /** Everyone else present. */
+  peers: Peer[];
+  me: { name: string; color: string };
+  setCursor: (at: { x: number; y: number } | null) => void;
+  setSelection: (ids: string[]) => void;
+}
+
+const COLORS = ['#e11d48', '#2563eb', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d'];
+
+/** A person's colour, the same on every screen (from their name). */
+export function colorOf(name: string): string {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return COLORS[h % COLORS.length]!;
+}
+
+function socketBase(): string {
+  const loc = window.location;
+  return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws/circuits`;
+}
+
+export function useSharedDocument(
+  circuitId: number | null,
+  options: { name: string; share?: string; saved: Doc; pending: () => { from: Doc; to: Doc } | null },
+): SharedDocument {
+  const { name, share, saved: savedDoc } = options;
+  const pending = useRef(options.pending);
+  pending.current = options.pending;
+  const [doc, setDoc] = useState<Doc | null>(null);
+  const [peers, setPeers] = useState<Peer[]>([]);
+  const [title, setTitleState] = useState<string | null>(null);
+  const [tick, setTick] = useState(0); // undo stack or saved version changed
+  const saved = useRef<Doc>(savedDoc);
+  /** The document as last read from the Y.Doc (set by the update handler, before React renders). */
+  const current = useRef<Doc | null>(null);
+  const generation = useRef(0);
+  const me = useMemo(() => ({ name, color: colorOf(name) }), [name]);
+
+  const session = useMemo(() => {
+    if (circuitId === null || typeof WebSocket === 'undefined') return null;
+    const ydoc = new Y.Doc();
+    const origin = { local: true }; // this client's edits: the only ones its undo tracks
+    const undo = ownUndo(ydoc, origin);
+    return { ydoc, origin, undo, awareness: new Awareness(ydoc) };
+  }, [circuitId]);
+
+  useEffect(() => {
+    if (!session || circuitId === null) return;
+    const { ydoc, undo, awareness } = session;
+    const provider = new WebsocketProvider(socketBase(), `${circuitId}/doc`, ydoc, { params: share ? { share } : {}, awareness });
+    awareness.setLocalStateField('user', me);
+    const read = () => {
+      const d = readDocument(ydoc);
+      current.current = d;
+      setDoc(d);
+      setTitleState(titleOf(ydoc));
+    };
+    let joined = false;
+    const onSync = (synced: boolean) => {
+      if (!synced) return;
+      // Edits made before the document first arrived (on the saved version) join it now;
+      // on a reconnect the provider itself sends what was edited meanwhile.
+      const edits = joined ? null : pending.current();
+      joined = true;
+      if (edits && !same(edits.from, edits.to)) ydoc.transact(() => writeDocument(ydoc, edits.from, edits.to), session.origin);
+      generation.current += 1;
+      read();
+      // The shared document as saved (e.g. freshly seeded from the version): nothing unsaved.
+      if (!edits && same(saved.current, current.current)) saved.current = current.current!;
+    };
+    const onUpdate = () => {
+      if (provider.synced) read();
+    };
+    const onStack = () => setTick((t) => t + 1);
+    const onPresence = () => {
+      const out: Peer[] = [];
+      awareness.getStates().forEach((state, clientId) => {
+        if (clientId === ydoc.clientID || !state.user) return;
+        out.push({
+          clientId,
+          name: String(state.user.name ?? ''),
+          color: String(state.user.color ?? '#888'),
+          role: state.role === 'writer' ? 'writer' : 'viewer',
+          cursor: state.cursor ?? null,
+          selection: Array.isArray(state.selection) ? state.selection : [],
+        });
+      });
+      setPeers(out);
+    };
+    provider.on('sync', onSync);
+    ydoc.on('update', onUpdate);
+    undo.on('stack-item-added', onStack);
+    undo.on('stack-item-popped', onStack);
+    awareness.on('change', onPresence);
+    return () => {
+      awareness.off('change', onPresence);
+      ydoc.off('update', onUpdate);
+      provider.destroy();
+    };
+  }, [session, circuitId, share, me]);
+
+  const write = useCallback(
+    (next: Doc, origin: unknown): Doc | null => {
+      const before = current.current;
+      if (!session || !before || next === before) return before;
+      session.ydoc.transact(() => writeDocument(session.ydoc, before, next), origin);
+      return current.current; // read back by the update handler, synchronously
+    },
+    [session],
+  );
+
+  const state = useMemo<DocumentHistory | null>(() => {
+    if (!session || !doc) return null;
+    const { undo, origin } = session;
+    return {
+      doc,
+      apply: (edit) => void (current.current && write(edit(current.current), origin)),
+      undo: () => void undo.undo(),
+      redo: () => void undo.redo(),
+      reset: (next) => {
+        generation.current += 1;
+        saved.current = write(next, 'reset') ?? saved.current;
+        undo.clear();
+      },
+      load: (next) => {
+        generation.current += 1;
+        write(next, origin);
+      },
+      adjust: (next) => {
+        const wasSaved = saved.current === current.current;
+        const laid = write(next, 'layout');
+        if (wasSaved && laid) saved.current = laid;
+      },
+      generation: generation.current,
+      canUndo: undo.undoStack.length > 0,
+      canRedo: undo.redoStack.length > 0,
+      dirty: saved.current !== doc, // any change since the last save, yours or someone else's
+      // Leaving asks while the document differs from the last saved version, as before.
+      isDirty: () => saved.current !== current.current,
+      markSaved: (d) => {
+        saved.current = d ?? current.current ?? saved.current;
+        setTick((t) => t + 1);
+      },
+    };
+    // tick: the undo stacks and `saved` live in refs
+  }, [session, doc, write, tick]);
+
+  const setCursor = useCallback(
+    (at: { x: number; y: number } | null) => session?.awareness.setLocalStateField('cursor', at),
+    [session],
+  );
+  const setSelection = useCallback((ids: string[]) => session?.awareness.setLocalStateField('selection', ids), [session]);
+  const setTitle = useCallback((t: string) => session?.ydoc.transact(() => parts(session.ydoc).meta.set('title', t), 'title'), [session]);
+  return { state, title, setTitle, peers, me, setCursor, setSelection };
+}
