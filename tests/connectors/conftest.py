@@ -28,6 +28,38 @@ def pushed_rows(run) -> list[tuple[dict, int]]:
     return out
 
 
+def declare(client_for, run, **body):
+    """A connector declared on the run through the REST API, as its owner."""
+    from connectors.models import Connector
+
+    r = client_for(run.owner).post(f"/api/runs/{run.pk}/connectors/", body, format="json")
+    assert r.status_code == 201, r.content
+    return Connector.objects.get(run=run, name=body["name"])
+
+
+def order(i, amount=None) -> dict:
+    """Row i of big_orders' input."""
+    return {"id": i, "customer": f"c{i % 7}", "amount": amount if amount is not None else (i * 37) % 300}
+
+
+def fail_the_first_push(pump, run) -> None:
+    """Pump until the first push does not commit (its fence raises, as when the database
+    goes away): the 1st fence stores the start position, the 2nd is the push's. Nothing
+    is logged; the run's own fence is unchanged, so pumping goes on after."""
+    calls = []
+
+    def fence():
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the database went away")
+        run.fence()
+
+    with pytest.raises(RuntimeError):
+        while len(calls) < 2:
+            pump.pump_run(run, run.epoch, fence)
+    assert not Push.objects.filter(run=run).exists()
+
+
 def pump_until(pump, run, done, what, timeout=30):
     import time
 

@@ -8,15 +8,9 @@ import pytest
 
 from connectors.models import Connector
 from connectors.pump import Pump
-from tests.connectors.conftest import pump_until, pushed_rows
+from tests.connectors.conftest import declare, pump_until, pushed_rows
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def declare(client_for, run, **body):
-    r = client_for(run.owner).post(f"/api/runs/{run.pk}/connectors/", body, format="json")
-    assert r.status_code == 201, r.content
-    return Connector.objects.get(run=run, name=body["name"])
 
 
 def test_generator_emits_limit_rows_at_the_rate_and_resumes_the_same_sequence(held_run, client_for):

@@ -12,20 +12,10 @@ import pytest
 from connectors.models import Connector
 from connectors.pump import Pump
 from runs.models import Push, TickOutput
-from tests.connectors.conftest import pump_until, pushed_rows
+from tests.connectors.conftest import declare, fail_the_first_push, order, pump_until, pushed_rows
 from workers.models import RunLease
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def declare(client_for, run, **body):
-    r = client_for(run.owner).post(f"/api/runs/{run.pk}/connectors/", body, format="json")
-    assert r.status_code == 201, r.content
-    return Connector.objects.get(run=run, name=body["name"])
-
-
-def order(i, amount=None):
-    return {"id": i, "customer": f"c{i % 7}", "amount": amount if amount is not None else (i * 37) % 300}
 
 
 def test_kafka_source_logs_each_record_once_with_its_position(kafka, held_run, client_for):
@@ -104,7 +94,6 @@ def test_kafka_sink_writes_each_tick_once_in_a_transaction(kafka, held_run, clie
     assert sorted(kafka.read_committed(topic)) == expected()
 
 
-
 def test_a_push_that_fails_to_commit_is_read_again(kafka, held_run, client_for):
     """The consumer read past the stored position and the push did not commit (here its
     fence raises, as when the database goes away): the same pump must not skip those records."""
@@ -112,21 +101,9 @@ def test_a_push_that_fails_to_commit_is_read_again(kafka, held_run, client_for):
     kafka.produce(topic, [{"insert": order(i)} for i in range(10)], partition=0)
     source = declare(client_for, held_run, name="orders-in", kind="kafka_source", node="orders",
                      config={"bootstrap_servers": kafka.bootstrap, "topic": topic})
-    fences, holder_fence = [], held_run.fence
-
-    def fence():  # the 1st fence stores the start position; the 2nd, the first push's, fails
-        fences.append(1)
-        if len(fences) == 2:
-            raise RuntimeError("the database went away")
-        holder_fence()
-
     pump = Pump()
-    with pytest.raises(RuntimeError):
-        while len(fences) < 2:
-            pump.pump_run(held_run, held_run.epoch, fence)
-    assert not Push.objects.filter(run=held_run).exists()
+    fail_the_first_push(pump, held_run)
     kafka.produce(topic, [{"insert": order(i)} for i in range(10, 12)], partition=0)
-    held_run.fence = fence
     pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position["offsets"]["0"] == 12,
                "the end of the topic")
     assert [r["id"] for r, _ in pushed_rows(held_run)] == list(range(12))

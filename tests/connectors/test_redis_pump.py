@@ -12,19 +12,9 @@ import redis
 from connectors.models import Connector
 from connectors.pump import Pump
 from runs.models import Push, TickOutput
-from tests.connectors.conftest import pump_until, pushed_rows
+from tests.connectors.conftest import declare, fail_the_first_push, order, pump_until, pushed_rows
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def declare(client_for, run, **body):
-    r = client_for(run.owner).post(f"/api/runs/{run.pk}/connectors/", body, format="json")
-    assert r.status_code == 201, r.content
-    return Connector.objects.get(run=run, name=body["name"])
-
-
-def order(i, amount=None):
-    return {"id": i, "customer": f"c{i % 7}", "amount": amount if amount is not None else (i * 37) % 300}
 
 
 def add(r, stream, records, field="value"):
@@ -57,21 +47,9 @@ def test_a_push_that_fails_to_commit_is_read_again(redis_server, held_run, clien
     ids = add(r, stream, [{"insert": order(i)} for i in range(6)])
     source = declare(client_for, held_run, name="orders-in", kind="redis_source", node="orders",
                      config={"url": redis_server.url, "stream": stream})
-    fences, holder_fence = [], held_run.fence
-
-    def fence():  # the 1st fence stores the start position; the 2nd, the first push's, fails
-        fences.append(1)
-        if len(fences) == 2:
-            raise RuntimeError("the database went away")
-        holder_fence()
-
     pump = Pump()
-    with pytest.raises(RuntimeError):
-        while len(fences) < 2:
-            pump.pump_run(held_run, held_run.epoch, fence)
-    assert not Push.objects.filter(run=held_run).exists()
+    fail_the_first_push(pump, held_run)
     ids += add(r, stream, [{"insert": order(6)}])
-    held_run.fence = fence
     pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"after": ids[-1]}, "the end")
     assert [r["id"] for r, _ in pushed_rows(held_run)] == list(range(7))
 
