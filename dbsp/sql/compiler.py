@@ -371,6 +371,12 @@ class Compiler:
                 self.refuse(f"{name} in a view", value, why)
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
+        for item in sel.expressions:  # AVG(x) OVER (...): before the aggregates take it for a GROUP BY's
+            for w in outer(item, exp.Window):
+                if isinstance(w.this, tuple(AGGREGATES)):
+                    self.refuse(f"window aggregate {w.this.sql()!r} OVER (...)", w,
+                                "aggregates over a window of rows are not supported yet; ROW_NUMBER() OVER (PARTITION BY ... "
+                                "ORDER BY ...) <= k is")
         self.filtered_aggregates(sel)
         self.group_window(sel)
         scalars = [q for item in sel.expressions for q in outer(item, exp.Subquery, exp.Exists, exp.Select)]
