@@ -1,0 +1,153 @@
+"""Delta Lake connectors against real Delta tables in a tmp folder, written and read by
+the deltalake package (delta-rs), pumped as the lease holder pumps them: a source pushes
+the snapshot at its start version, then each later version's changes (appends, deletes;
+from the change data feed when the table has it), each once, resuming from the stored
+version after a restart; a table whose column does not fit fails it naming the version
+and the column; a sink appends each tick's delta in one commit, once, also when the
+database forgot it had (the table's transaction version says so)."""
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from connectors.models import Connector
+from connectors.pump import Pump
+from runs.models import Push, TickOutput
+from tests.connectors.conftest import pump_until, pushed_rows
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def declare(client_for, run, **body):
+    r = client_for(run.owner).post(f"/api/runs/{run.pk}/connectors/", body, format="json")
+    assert r.status_code == 201, r.content
+    return Connector.objects.get(run=run, name=body["name"])
+
+
+def order(i):
+    return {"id": i, "customer": f"c{i % 5}", "amount": (i * 37) % 300}
+
+
+def orders(ids):
+    return pa.Table.from_pylist([order(i) for i in ids], pa.schema(
+        [("id", pa.int64()), ("customer", pa.string()), ("amount", pa.int64())]))
+
+
+def net(rows):
+    """A Z-set from (row, weight) items: what the pushes add up to."""
+    total = Counter()
+    for row, weight in rows:
+        total[tuple(sorted(row.items()))] += weight
+    return {key: w for key, w in total.items() if w}
+
+
+def contents(path):
+    """The table's rows now, read by deltalake (the oracle: it shares no code with the source)."""
+    return net((row, 1) for row in DeltaTable(path).to_pyarrow_table().to_pylist())
+
+
+def test_delta_source_pushes_the_snapshot_then_each_version_once(tmp_path, held_run, client_for):
+    path = str(tmp_path / "orders")
+    write_deltalake(path, orders(range(5)))  # version 0
+    source = declare(client_for, held_run, name="lake", kind="delta_source", node="orders",
+                     config={"path": path, "max_batch": 3})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in >= 3, "a first push")
+    assert Connector.objects.get(pk=source.pk).position == {"version": 0, "snapshot": True, "record": 3}
+    pump = Pump()  # a restart: resumes at record 3 of the snapshot
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"version": 0}, "the snapshot")
+    assert pushed_rows(held_run) == [(order(i), 1) for i in range(5)]
+
+    write_deltalake(path, orders([5, 6]), mode="append")  # version 1
+    DeltaTable(path).delete("id = 2")  # version 2: rewrites the first file without row 2
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"version": 2}, "version 2")
+    rows = pushed_rows(held_run)
+    assert rows[5:7] == [(order(5), 1), (order(6), 1)]  # version 1: the appended file's rows
+    # version 2 without a change data feed: the removed file's rows deleted, the new file's inserted
+    assert sorted((r["id"], w) for r, w in rows[7:]) == [(0, -1), (0, 1), (1, -1), (1, 1), (2, -1), (3, -1), (3, 1),
+                                                          (4, -1), (4, 1)]
+    assert net(rows) == contents(path)
+    assert Connector.objects.get(pk=source.pk).records_in == len(rows)
+    pump.pump_run(held_run, held_run.epoch, held_run.fence)  # nothing new: nothing pushed again
+    assert len(pushed_rows(held_run)) == len(rows)
+
+
+def test_with_the_change_data_feed_a_delete_is_one_record(tmp_path, held_run, client_for):
+    path = str(tmp_path / "cdf")
+    write_deltalake(path, orders(range(4)), configuration={"delta.enableChangeDataFeed": "true"})
+    write_deltalake(path, orders([9]), mode="append")  # version 1
+    DeltaTable(path).delete("id = 1")  # version 2
+    DeltaTable(path).update(updates={"amount": "amount + 1"}, predicate="id = 3")  # version 3
+    source = declare(client_for, held_run, name="lake", kind="delta_source", node="orders",
+                     config={"path": path, "start_version": 1})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=source.pk).position == {"version": 3}, "version 3")
+    rows = pushed_rows(held_run)
+    updated = {**order(3), "amount": order(3)["amount"] + 1}
+    assert sorted(rows[:5], key=lambda item: item[0]["id"]) == [(order(i), 1) for i in [0, 1, 2, 3, 9]]  # the snapshot at 1
+    assert rows[5:] == [(order(1), -1), (order(3), -1), (updated, 1)]  # v2 then v3, nothing copied
+    assert net(rows) == contents(path)
+
+
+@pytest.mark.parametrize("table, message", [
+    (pa.table({"id": [1], "customer": ["a"], "amount": [1.5]}),
+     "at version 0, column 'amount': the file's column is double, which does not fit bigint"),
+    (pa.table({"id": [1], "customer": ["a"], "amount": [1], "colour": ["red"]}),
+     "at version 0, column 'colour': unknown column 'colour' (columns: id, customer, amount)"),
+    (pa.table({"id": pa.array([1, None], pa.int64()), "customer": ["a", "b"], "amount": [1, 2]}),
+     "at version 0 row 2, column 'id': null in a non-null column"),
+])
+def test_a_table_that_does_not_fit_fails_the_source_naming_version_and_column(tmp_path, held_run, client_for,
+                                                                              table, message):
+    path = str(tmp_path / "bad")
+    write_deltalake(path, table)
+    source = declare(client_for, held_run, name="lake", kind="delta_source", node="orders", config={"path": path})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=source.pk).state == "failed", "the failure")
+    source.refresh_from_db()
+    assert source.last_error == f"connector 'lake' (delta_source) {message}"
+    assert not Push.objects.filter(run=held_run).exists()
+
+
+def test_delta_sink_appends_each_tick_once_in_one_commit(tmp_path, held_run, client_for):
+    path = str(tmp_path / "big")
+    ticks = {0: [(order(1), 1), (order(2), 2)], 1: [], 2: [(order(1), -1)], 3: [(order(8), 1)]}
+    for tick, delta in ticks.items():
+        TickOutput.objects.create(run=held_run, tick=tick, deltas={"big_orders": [{"data": d, "weight": w} for d, w in delta]})
+    sink = declare(client_for, held_run, name="lake-out", kind="delta_sink", node="big_orders", config={"path": path})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 3, "tick 3")
+
+    def written():
+        table = DeltaTable(path)
+        rows = sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: (r["tick"], r["id"]))
+        return [(r["tick"], {k: r[k] for k in ("id", "customer", "amount")}, r["weight"]) for r in rows]
+
+    expected = [(tick, d, w) for tick, delta in ticks.items() for d, w in sorted(delta, key=lambda x: x[0]["id"])]
+    assert written() == expected
+    table = DeltaTable(path)
+    assert table.schema().to_arrow().names == ["id", "customer", "amount", "tick", "weight"]
+    commits = [c for c in table.history() if c["operation"] == "WRITE"]
+    assert sorted(int(c["dbspweb.tick"]) for c in commits) == [0, 2, 3]  # one commit per tick with rows
+    # The database forgot (a crash after the commit): the table's transaction version says tick 3 is there.
+    Connector.objects.filter(pk=sink.pk).update(last_tick=-1)
+    TickOutput.objects.create(run=held_run, tick=4, deltas={"big_orders": [{"data": order(4), "weight": 1}]})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 4, "tick 4")
+    assert written() == expected + [(4, order(4), 1)]
+    assert DeltaTable(path).version() == 3
+
+
+def test_a_retried_tick_is_not_appended_twice(tmp_path, held_run):
+    """The sink's own guard, below the pump: a new client reads the tick from the table."""
+    from connectors.arrow_rows import view_schema
+    from connectors.delta import DeltaSink
+
+    path, schema = str(tmp_path / "retry"), view_schema(held_run.pk, "big_orders")
+    sink = DeltaSink({"path": path}, {}, "dbspweb-run1-s", schema)
+    assert sink.committed_tick == -1
+    sink.write(5, [(order(1), 1)])
+    again = DeltaSink({"path": path}, {}, "dbspweb-run1-s", schema)
+    assert again.committed_tick == 5
+    again.write(5, [(order(1), 1)])
+    again.write(4, [(order(2), 1)])
+    assert DeltaTable(path).to_pyarrow_table().num_rows == 1
+    other = DeltaSink({"path": path}, {}, "dbspweb-run2-s", schema)  # another connector: its own ticks
+    assert other.committed_tick == -1
