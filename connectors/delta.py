@@ -10,11 +10,12 @@ files (OPTIMIZE, a DELETE or UPDATE that copies the untouched rows of a file) is
 deletes and inserts of the same rows: they net to zero in the Z-set, so the view is
 right, but they are pushed (and counted) as records.
 
-Sink (`mode: changelog`): each tick is one commit appending the delta's rows with `tick`
-and `weight` columns; the commit carries Delta's application transaction
-(`txn`: app id = the connector's ident, version = the tick) and the tick in its commit
-metadata (`dbspweb.tick`). `committed_tick` reads the transaction version from the
-table: a tick the table holds is never appended again."""
+Sink: each tick is one commit: `mode: changelog` appends the delta's rows with `tick`
+and `weight` columns; `mode: table` keeps the view's contents by `key` (deltalake's
+merge: a key the tick inserts is upserted, a key it only deletes is deleted). The commit
+carries Delta's application transaction (`txn`: app id = the connector's ident, version
+= the tick) and the tick in its commit metadata (`dbspweb.tick`). `committed_tick` reads
+the transaction version from the table: a tick the table holds is never written again."""
 from __future__ import annotations
 
 import pyarrow as pa
@@ -29,7 +30,7 @@ CDF = "delta.enableChangeDataFeed"
 #: the change data feed's change types, as records
 CHANGES = {"insert": "insert", "update_postimage": "insert", "delete": "delete", "update_preimage": "delete"}
 CDF_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
-SINK_MODES = ("changelog",)
+SINK_MODES = ("changelog", "table")
 
 
 def _path(config: dict) -> str:
@@ -169,13 +170,20 @@ def _refuse_deletion_vectors(table: DeltaTable, version: int) -> None:
 
 
 class DeltaSink:
-    """Appends each tick's delta (the view's columns, then `tick` and `weight`) in one commit."""
+    """Writes each tick's delta in one commit: appended (`changelog`: the view's columns,
+    then `tick` and `weight`) or merged by key (`table`: the view's columns)."""
 
     def __init__(self, config: dict, secrets: dict, ident: str, schema):
         self.path, self.storage, self.ident, self.schema = _path(config), dict(secrets or {}), ident, schema
-        mode = config.get("mode") or SINK_MODES[0]
-        if mode not in SINK_MODES:
-            raise ConfigError(f"mode must be one of {', '.join(SINK_MODES)}; got {mode!r}")
+        self.mode = config.get("mode") or SINK_MODES[0]
+        problem = _check_sink(config, None)
+        if problem:
+            raise ConfigError(problem)
+        self.key = _keys(config)
+        if self.mode == "table" and schema is not None:
+            unknown = [k for k in self.key if schema.column(k) is None]
+            if unknown:
+                raise ConfigError(f"key: the view has no column {unknown[0]!r} (columns: {', '.join(schema.names)})")
         self.committed_tick = self._committed()
 
     def _committed(self) -> int:
@@ -191,21 +199,56 @@ class DeltaSink:
     def write(self, tick: int, rows: list[tuple[dict, int]]) -> None:
         if tick <= self.committed_tick:
             return  # the table holds it
-        data = arrow_rows.delta_table(rows, self.schema, {
-            "tick": pa.array([tick] * len(rows), pa.int64()), "weight": pa.array([w for _, w in rows], pa.int64())})
         commit = CommitProperties(custom_metadata={"dbspweb.tick": str(tick), "dbspweb.writer": self.ident},
                                   app_transactions=[Transaction(self.ident, tick)])
         try:
-            write_deltalake(self.path, data, mode="append", commit_properties=commit,
-                            storage_options=self.storage or None)
+            if self.mode == "table":
+                self._merge(tick, rows, commit)
+            else:
+                data = arrow_rows.delta_table(rows, self.schema, {
+                    "tick": pa.array([tick] * len(rows), pa.int64()), "weight": pa.array([w for _, w in rows], pa.int64())})
+                write_deltalake(self.path, data, mode="append", commit_properties=commit,
+                                storage_options=self.storage or None)
         except SchemaMismatchError as e:
             raise ConfigError(f"Delta table {self.path}: the view's columns do not fit the table's: {e}") from None
         except (CommitFailedError, DeltaError, OSError) as e:
             raise Transient(f"Delta table {self.path}: {e}") from None
         self.committed_tick = tick
 
+    def _merge(self, tick: int, rows: list[tuple[dict, int]], commit: CommitProperties) -> None:
+        """One merge: per key, the row the tick inserts (an upsert) or, when it only deletes, a delete."""
+        ops: dict[tuple, tuple[str, dict]] = {}
+        for data, weight in rows:
+            key = tuple(data.get(k) for k in self.key)
+            if weight > 0:
+                if weight > 1 or ops.get(key, ("",))[0] == "upsert":
+                    raise ConfigError(f"tick {tick}: the key ({', '.join(self.key)}) = {list(key)} is held by more than "
+                                      f"one row of the view: mode table needs a key unique in the view")
+                ops[key] = ("upsert", data)
+            else:
+                ops.setdefault(key, ("delete", data))  # an upsert of the key replaces the deleted row anyway
+        source = arrow_rows.delta_table([(data, 1) for _, data in ops.values()], self.schema,
+                                        {"_dbspweb_op": pa.array([op for op, _ in ops.values()], pa.string())})
+        columns = [c for c in source.column_names if c != "_dbspweb_op"]
+        empty = source.drop_columns(["_dbspweb_op"]).slice(0, 0)
+        write_deltalake(self.path, empty, mode="ignore", storage_options=self.storage or None)  # made when missing
+        on = " AND ".join(f't.{_quoted(k)} IS NOT DISTINCT FROM s.{_quoted(k)}' for k in self.key)
+        values = {_quoted(c): f"s.{_quoted(c)}" for c in columns}
+        table = DeltaTable(self.path, storage_options=self.storage or None)
+        (table.merge(source, predicate=on, source_alias="s", target_alias="t", commit_properties=commit)
+         .when_matched_delete(predicate="s._dbspweb_op = 'delete'")
+         .when_matched_update(updates=values, predicate="s._dbspweb_op = 'upsert'")
+         .when_not_matched_insert(updates=values, predicate="s._dbspweb_op = 'upsert'")
+         .execute())
+
     def close(self) -> None:
         pass
+
+
+def _quoted(column: str) -> str:
+    """A column name as a quoted SQL identifier for the merge's predicate (names come from
+    the view's schema; a double quote is doubled, so a name cannot end the identifier)."""
+    return '"' + column.replace('"', '""') + '"'
 
 
 def _check_source(config: dict, schema) -> str | None:
@@ -216,16 +259,30 @@ def _check_source(config: dict, schema) -> str | None:
 
 
 def _check_sink(config: dict, schema) -> str | None:
-    if config.get("mode") is not None and config["mode"] not in SINK_MODES:
+    mode = config.get("mode") or SINK_MODES[0]
+    if mode not in SINK_MODES:
         return f"mode must be one of {', '.join(SINK_MODES)}"
+    key = config.get("key")
+    if key is not None and not (isinstance(key, str) or (isinstance(key, list) and all(isinstance(k, str) for k in key))):
+        return "key: a column name, or a list of them"
+    if mode == "table" and not _keys(config):
+        return "key: mode table needs the view's key columns"
+    if mode != "table" and key:
+        return "key: only with mode table"
     return None
+
+
+def _keys(config: dict) -> list[str]:
+    """`key`: a list of column names, or one text of them separated by commas (as postgres_sink's)."""
+    key = config.get("key") or []
+    return [k.strip() for k in key.split(",") if k.strip()] if isinstance(key, str) else list(key)
 
 
 KINDS = [
     KindSpec("delta_source", True, frozenset({"path", "start_version", "max_batch"}), ("path",),
              lambda o: DeltaSource(o.config, o.secrets, o.position),
              doc="a Delta table's snapshot at a version, then each later version's changes", check=_check_source),
-    KindSpec("delta_sink", False, frozenset({"path", "mode"}), ("path",),
+    KindSpec("delta_sink", False, frozenset({"path", "mode", "key"}), ("path",),
              lambda o: DeltaSink(o.config, o.secrets, o.ident, arrow_rows.view_schema(o.run_id, o.node)),
              doc="appends each tick's delta to a Delta table in one commit, the tick recorded in it", check=_check_sink),
 ]
