@@ -284,5 +284,6 @@ KINDS = [
              doc="a Delta table's snapshot at a version, then each later version's changes", check=_check_source),
     KindSpec("delta_sink", False, frozenset({"path", "mode", "key"}), ("path",),
              lambda o: DeltaSink(o.config, o.secrets, o.ident, arrow_rows.view_schema(o.run_id, o.node)),
-             doc="appends each tick's delta to a Delta table (or keeps the view by key) in one commit, the tick recorded in it", check=_check_sink),
+             doc="appends each tick's delta to a Delta table (or keeps the view by key) in one commit, once",
+             check=_check_sink),
 ]

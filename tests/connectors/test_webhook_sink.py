@@ -27,7 +27,8 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": json.loads(body)})
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                receiver.requests.append({"path": self.path, "headers": headers, "body": json.loads(body)})
                 status, text = receiver.script.pop(0) if receiver.script else (200, "ok")
                 self.send_response(status)
                 self.send_header("Content-Type", "text/plain")
@@ -118,7 +119,8 @@ def test_a_receiver_that_is_away_is_tried_again(held_run, client_for):
 
 @pytest.mark.parametrize("config, message", [
     ({"url": "ftp://x/y"}, "url: an http:// or https:// URL"),
-    ({"url": "http://x/y", "headers": {"Authorization": "Bearer t"}}, "headers: 'Authorization' looks like a secret: put it in secrets"),
+    ({"url": "http://x/y", "headers": {"Authorization": "Bearer t"}},
+     "headers: 'Authorization' looks like a secret: put it in secrets"),
     ({"url": "http://x/y", "timeout_seconds": 0}, "timeout_seconds: a number of seconds above 0"),
 ])
 def test_bad_options_are_refused_when_declared(held_run, client_for, config, message):
