@@ -127,3 +127,26 @@ def test_bad_options_are_refused_when_declared(held_run, client_for, config, mes
     r = client_for(held_run.owner).post(f"/api/runs/{held_run.pk}/connectors/", {
         "name": "hook", "kind": "webhook_sink", "node": "big_orders", "config": config}, format="json")
     assert r.status_code == 400 and message in r.content.decode(), r.content
+
+
+def test_connection_tests_of_the_new_kinds(receiver, held_run, client_for, tmp_path):
+    """Test connection (the editor's button): the receiver answers; a Delta table is there or not."""
+    from deltalake import write_deltalake
+    import pyarrow as pa
+
+    def tested(kind, config):
+        r = client_for(held_run.owner).post(f"/api/connector-kinds/{kind}/test/", {"config": config}, format="json")
+        assert r.status_code == 200, r.content
+        return r.json()
+
+    assert tested("webhook_sink", {"url": receiver.url}) == {"ok": True, "error": ""}
+    assert receiver.requests == []  # nothing posted by a test
+    gone = Receiver()
+    gone.stop()
+    answer = tested("webhook_sink", {"url": gone.url})
+    assert not answer["ok"] and answer["error"].startswith(f"{gone.url}: ConnectError"), answer
+    missing = tmp_path / "lake"
+    answer = tested("delta_source", {"path": str(missing)})
+    assert not answer["ok"] and answer["error"].startswith(f"no Delta table at {missing} (yet)"), answer
+    write_deltalake(str(missing), pa.table({"id": [1]}))
+    assert tested("delta_source", {"path": str(missing)}) == {"ok": True, "error": ""}
