@@ -204,3 +204,20 @@ def test_a_null_key_is_matched_and_an_unknown_key_column_named(tmp_path, held_ru
     pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=bad.pk).state == "failed", "the failure")
     assert Connector.objects.get(pk=bad.pk).last_error == (
         "connector 'bad-key' (delta_sink): key: the view has no column 'colour' (columns: id, customer, amount)")
+
+
+def test_a_partitioned_table_s_rows_carry_their_partition_column(tmp_path, held_run, client_for):
+    """Partition values are in the table's log, not in its data files: the rows read from
+    the files of a version (without the change data feed) get them back."""
+    path = str(tmp_path / "parts")
+    write_deltalake(path, orders(range(6)), partition_by=["customer"])
+    source = declare(client_for, held_run, name="lake", kind="delta_source", node="orders", config={"path": path})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"version": 0}, "the snapshot")
+    DeltaTable(path).delete("id = 1")  # rewrites the partition customer=c1 only (ids 1 and 6 would share it)
+    write_deltalake(path, orders([11]), mode="append", partition_by=["customer"])
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).position == {"version": 2}, "version 2")
+    rows = pushed_rows(held_run)
+    assert all(row["customer"] == f"c{row['id'] % 5}" for row, _ in rows)
+    assert rows[6:] == [(order(1), -1), (order(11), 1)]
+    assert net(rows) == contents(path)
