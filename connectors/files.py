@@ -1,20 +1,25 @@
 """Files: a source that applies the files of a folder (or one file) once each, in name
-order, and a sink that writes each tick's delta as one JSON Lines file named by the tick,
-atomically (a temporary file renamed into place: a crash never leaves half a file, and
-writing a tick again replaces its file with the same content)."""
+order (CSV, JSON Lines or Parquet), and a sink that writes each tick's delta as one JSON
+Lines or Parquet file named by the tick, atomically (a temporary file renamed into place:
+a crash never leaves half a file, and writing a tick again replaces its file with the
+same content)."""
 from __future__ import annotations
 
 import fnmatch
 import os
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from runs.csv_records import CSVInvalid, records_from_csv
 
-from . import formats
+from . import arrow_rows, formats
 from .errors import ConfigError, RecordError, Transient, bare
 from .kinds import KindSpec
 
-FILE_FORMATS = ("csv", "insert_delete", "debezium", "json")
+FILE_FORMATS = ("csv", "insert_delete", "debezium", "json", "parquet")
+SINK_FORMATS = ("jsonl", "parquet")
 
 
 class FileSource:
@@ -82,6 +87,8 @@ class FileSource:
             raise Transient(f"cannot read {path}: {e}") from None
         if self.format == "csv":
             return csv_items(path.name, raw, schema)
+        if self.format == "parquet":
+            return parquet_items(path.name, raw, schema)
         items = []
         for number, line in enumerate(raw.splitlines(), start=1):
             if line.strip():
@@ -115,12 +122,27 @@ def csv_items(name: str, raw: bytes, schema) -> list:
     return [(f"{name}:{row + 2}", [record]) for row, record in enumerate(parsed.records)]
 
 
-class FileSink:
-    """Writes `<path>/<view>-<tick, 12 digits>.jsonl`, one insert/delete record a line."""
+def parquet_items(name: str, raw: bytes, schema) -> list:
+    """A Parquet file's rows as inserts, one item per row (`<file> row <n>`), its columns
+    matched by name to the input's and their types checked (connectors/arrow_rows.py)."""
+    try:
+        table = pq.read_table(pa.BufferReader(raw))
+    except (pa.ArrowInvalid, OSError) as e:
+        raise RecordError("", name, f"not a Parquet file: {e}") from None
+    return arrow_rows.items(table, schema, name)
 
-    def __init__(self, config: dict, view: str):
+
+class FileSink:
+    """Writes `<path>/<view>-<tick, 12 digits>.jsonl`, one insert/delete record a line, or
+    with `format: parquet` `<view>-<tick>.parquet`: the view's columns and `weight`."""
+
+    def __init__(self, config: dict, view: str, schema=None):
         if not config.get("path"):
             raise ConfigError("path is required")
+        self.schema = schema  # the view's (for Parquet's column types)
+        self.format = config.get("format") or SINK_FORMATS[0]
+        if self.format not in SINK_FORMATS:
+            raise ConfigError(f"format must be one of {', '.join(SINK_FORMATS)}; got {self.format!r}")
         self.path, self.view = Path(config["path"]), view
         try:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -129,16 +151,20 @@ class FileSink:
         self.committed_tick = -1
 
     def file_of(self, tick: int) -> Path:
-        return self.path / f"{self.view}-{tick:012d}.jsonl"
+        return self.path / f"{self.view}-{tick:012d}.{self.format}"
+
+    def _content(self, rows: list[tuple[dict, int]]) -> bytes:
+        if self.format == "parquet":
+            return parquet_bytes(rows, self.schema)
+        return b"".join(v + b"\n" for data, weight in rows for v in formats.encode(data, weight))
 
     def write(self, tick: int, rows: list[tuple[dict, int]]) -> None:
-        values = [v for data, weight in rows for v in formats.encode(data, weight)]
+        content = self._content(rows)
         final = self.file_of(tick)
         temp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
         try:
             with open(temp, "wb") as out:
-                for value in values:
-                    out.write(value + b"\n")
+                out.write(content)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temp, final)
@@ -150,10 +176,23 @@ class FileSink:
         pass
 
 
+def parquet_bytes(rows: list[tuple[dict, int]], schema) -> bytes:
+    """One tick's delta as a Parquet file: the view's columns, typed by its schema, and `weight`."""
+    table = arrow_rows.delta_table(rows, schema, {"weight": pa.array([weight for _, weight in rows], pa.int64())})
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def _open_sink(o):
+    wants_schema = (o.config.get("format") or SINK_FORMATS[0]) == "parquet"
+    return FileSink(o.config, o.node, arrow_rows.view_schema(o.run_id, o.node) if wants_schema else None)
+
+
 KINDS = [
     KindSpec("file_source", True, frozenset({"path", "format", "pattern", "columns", "max_batch"}), ("path",),
              lambda o: FileSource(o.config, o.position), formats=FILE_FORMATS,
              doc="applies the files of a folder once each, in name order, or one file once"),
-    KindSpec("file_sink", False, frozenset({"path"}), ("path",), lambda o: FileSink(o.config, o.node),
-             doc="writes each tick's delta as one JSON Lines file named by the tick"),
+    KindSpec("file_sink", False, frozenset({"path", "format"}), ("path",), _open_sink,
+             formats=SINK_FORMATS, doc="writes each tick's delta as one JSON Lines or Parquet file named by the tick"),
 ]

@@ -13,7 +13,7 @@ from .pump import open_kind, secrets_of
 from .registry import kinds, spec
 
 #: how the form edits an option, by its name (others: a line of text)
-OPTION_TYPES = {"options": "object", "columns": "list", "max_batch": "integer", "port": "integer"}
+OPTION_TYPES = {"options": "object", "headers": "object", "columns": "list", "max_batch": "integer", "port": "integer"}
 
 
 def option_type(name: str) -> str:

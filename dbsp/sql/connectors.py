@@ -13,7 +13,8 @@ Each element is `{"name"?, "transport": {"name", "config"}, "format"?: {"name", 
 | `<x>_input` / `<x>_output` | `<x>_source` / `<x>_sink` | as the kind's options (other kinds) |
 
 Formats: `json` with `update_format` `insert_delete` (the default), `debezium` or `raw`
-(rows: inserts), and `csv`. A sink writes `json` `insert_delete`. Our extension:
+(rows: inserts), `csv`, and `parquet` (files). A sink writes `json` `insert_delete`, or
+`parquet` (`file_output`). Our extension:
 `"secrets_env": {"option": "ENV_VAR"}` (secrets are never written in SQL).
 Every problem names its line:column.
 """
@@ -27,7 +28,7 @@ from .errors import Span, SqlError, SqlProblem
 
 KAFKA_RENAMES = {"bootstrap.servers": "bootstrap_servers", "topic": "topic", "group.id": "group_id"}
 FORMATS = {("json", "insert_delete"): "insert_delete", ("json", "debezium"): "debezium", ("json", "raw"): "json",
-           ("csv", None): "csv", ("csv", "insert_delete"): "csv"}
+           ("csv", None): "csv", ("csv", "insert_delete"): "csv", ("parquet", None): "parquet"}
 #: our kinds' own option names, also taken in a transport's config (export_sql writes them)
 OWN_KAFKA_OPTIONS = {"kafka_source": {"bootstrap_servers", "topic", "group_id", "start", "columns", "max_batch"},
                      "kafka_sink": {"bootstrap_servers", "topic"}}
@@ -35,7 +36,7 @@ OWN_KAFKA_OPTIONS = {"kafka_source": {"bootstrap_servers", "topic", "group_id", 
 FELDERA_FORMATS = {"insert_delete": {"name": "json", "config": {"update_format": "insert_delete"}},
                    "debezium": {"name": "json", "config": {"update_format": "debezium"}},
                    "json": {"name": "json", "config": {"update_format": "raw"}},
-                   "csv": {"name": "csv"}}
+                   "csv": {"name": "csv"}, "parquet": {"name": "parquet"}}
 ENTRY_FIELDS = {"name", "transport", "format", "secrets_env", "max_queued_records", "paused", "labels", "start_after",
                 "max_batch_size", "index"}
 
@@ -126,10 +127,10 @@ def _entry(item, i: int, relation: str, table: bool, text: str, where: _Text) ->
         if ours is None:
             fail(f"format {fmt['name']!r}" + (f" with update_format {update!r}" if update else "")
                  + " is not supported (json with insert_delete, debezium or raw; csv)", f'"{fmt["name"]}"')
-        if table:
-            options["format"] = ours
+        if table or ours == "parquet":
+            options["format"] = ours  # a sink other than file_output refuses a format option (the engine's check)
         elif ours != "insert_delete":
-            fail("a sink writes json with update_format insert_delete", f'"{fmt["name"]}"')
+            fail("a sink writes json with update_format insert_delete, or parquet (file_output)", f'"{fmt["name"]}"')
     entry = {"name": name, "kind": kind, "config": options}
     secrets_env = item.get("secrets_env")
     if secrets_env is not None:
@@ -174,8 +175,11 @@ def write(entries: list[dict]) -> str:
     for entry in entries:
         kind, config = entry["kind"], dict(entry.get("config") or {})
         transport = kind[:-len("_source")] + "_input" if kind.endswith("_source") else kind[:-len("_sink")] + "_output"
-        item = {"name": entry["name"], "transport": {"name": transport, "config": {k: v for k, v in config.items() if k != "format"}}}
-        if "format" in config:
+        # a format Feldera has no spelling for (a file sink's jsonl) stays in the transport's config
+        spelled = config.get("format") in FELDERA_FORMATS
+        item = {"name": entry["name"], "transport": {"name": transport,
+                                                     "config": {k: v for k, v in config.items() if k != "format" or not spelled}}}
+        if spelled:
             item["format"] = FELDERA_FORMATS.get(config["format"], {"name": config["format"]})
         if entry.get("secrets_env"):
             item["secrets_env"] = entry["secrets_env"]

@@ -129,7 +129,7 @@ FILE_OUT = {"name": "big-out", "kind": "file_sink", "config": {"path": "/data/ou
      "secrets_env, never written in the document"),
     ([FILE_IN, FILE_IN], None, "orders", "connectors[1] 'orders-in': the name is used twice"),
     ([{**FILE_IN, "config": {"path": "/x", "format": "avro"}}], None, "orders",
-     "connectors[0] 'orders-in': format must be one of csv, insert_delete, debezium, json; got 'avro'"),
+     f"connectors[0] 'orders-in': format must be one of {', '.join(kinds()['file_source'].formats)}; got 'avro'"),
     ([{**FILE_IN, "secrets_env": {"password": "not a name"}}], None, "orders",
      "connectors[0] 'orders-in': secrets_env must map each secret option to an environment variable name"),
     ("file", None, "orders", "connectors: must be a list of {name, kind, config, secrets_env}"),

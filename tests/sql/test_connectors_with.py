@@ -4,6 +4,7 @@ config}}), read into the document's connectors; every problem names its line:col
 import pytest
 
 from dbsp.sql import SqlError, compile_sql
+from connectors.registry import kinds
 from dbsp.validate import validate
 
 SCRIPT = """CREATE TABLE orders (id BIGINT NOT NULL, customer VARCHAR, amount BIGINT)
@@ -69,8 +70,8 @@ T = "CREATE TABLE t (a BIGINT) WITH ('connectors' = "
 @pytest.mark.parametrize("text, needle, expected", [
     # the transport's name is pointed at (its opening quote), on the line it is on
     (T + "\n'[{\"transport\": {\"name\": \"ftp_input\"}}]');" + VIEW, '"ftp_input"',
-     "connector 1 of t: unknown transport 'ftp_input' (transports: file_input, generator_input, kafka_input, mqtt_input, nats_input, "
-     "postgres_input, redis_input)"),
+     "connector 1 of t: unknown transport 'ftp_input' (transports: "
+     + ", ".join(sorted(k.removesuffix("_source") + "_input" for k, s in kinds().items() if s.source)) + ")"),
     (T + "'[{\"transport\": {\"name\": \"file_output\", \"config\": {}}}]');" + VIEW, '"file_output"',
      "connector 1 of t: transport 'file_output' is an output; a table takes *_input transports"),
     (T + "'[{\"transport\": oops}]');" + VIEW, "oops", "'connectors' of t: not valid JSON: Expecting value"),

@@ -925,6 +925,8 @@ export interface components {
             /**
              * @description see docs/connectors.md
              *
+             *     * `delta_sink` - delta_sink
+             *     * `delta_source` - delta_source
              *     * `file_sink` - file_sink
              *     * `file_source` - file_source
              *     * `generator_source` - generator_source
@@ -938,6 +940,7 @@ export interface components {
              *     * `postgres_source` - postgres_source
              *     * `redis_sink` - redis_sink
              *     * `redis_source` - redis_source
+             *     * `webhook_sink` - webhook_sink
              */
             kind: components["schemas"]["ConnectorKindEnum"];
             readonly last_error: string;
@@ -964,7 +967,9 @@ export interface components {
             source: boolean;
         };
         /**
-         * @description * `file_sink` - file_sink
+         * @description * `delta_sink` - delta_sink
+         *     * `delta_source` - delta_source
+         *     * `file_sink` - file_sink
          *     * `file_source` - file_source
          *     * `generator_source` - generator_source
          *     * `kafka_sink` - kafka_sink
@@ -977,14 +982,17 @@ export interface components {
          *     * `postgres_source` - postgres_source
          *     * `redis_sink` - redis_sink
          *     * `redis_source` - redis_source
+         *     * `webhook_sink` - webhook_sink
          * @enum {string}
          */
-        ConnectorKindEnum: "file_sink" | "file_source" | "generator_source" | "kafka_sink" | "kafka_source" | "mqtt_sink" | "mqtt_source" | "nats_sink" | "nats_source" | "postgres_sink" | "postgres_source" | "redis_sink" | "redis_source";
+        ConnectorKindEnum: "delta_sink" | "delta_source" | "file_sink" | "file_source" | "generator_source" | "kafka_sink" | "kafka_source" | "mqtt_sink" | "mqtt_source" | "nats_sink" | "nats_source" | "postgres_sink" | "postgres_source" | "redis_sink" | "redis_source" | "webhook_sink";
         ConnectorRequest: {
             config?: unknown;
             /**
              * @description see docs/connectors.md
              *
+             *     * `delta_sink` - delta_sink
+             *     * `delta_source` - delta_source
              *     * `file_sink` - file_sink
              *     * `file_source` - file_source
              *     * `generator_source` - generator_source
@@ -998,6 +1006,7 @@ export interface components {
              *     * `postgres_source` - postgres_source
              *     * `redis_sink` - redis_sink
              *     * `redis_source` - redis_source
+             *     * `webhook_sink` - webhook_sink
              */
             kind: components["schemas"]["ConnectorKindEnum"];
             name: string;
