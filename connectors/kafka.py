@@ -43,6 +43,9 @@ class KafkaSource:
         except KafkaException as e:
             self.close()
             raise Transient(f"Kafka: {e.args[0].str() if e.args else e}") from None
+        except BaseException:  # a topic not there yet (Transient), ...: the consumer must not outlive this
+            self.close()
+            raise
 
     def _assign(self, start: str, offsets: dict) -> dict:
         meta = self.consumer.list_topics(self.topic, timeout=TIMEOUT).topics.get(self.topic)
