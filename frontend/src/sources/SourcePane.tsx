@@ -229,7 +229,7 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
           </button>
         )}
         <span className="muted" data-testid="source-link-state">
-          {isLinked ? 'linked: select a node or put the cursor in the text' : linked ? 'edited since the compile: compile again to link' : ''}
+          {isLinked ? 'linked: select a node or put the cursor in the text' : linked && (!isBound || compiledText !== null) ? 'edited since the compile: compile again to link' : ''}
         </span>
       </div>
       {notice && (
