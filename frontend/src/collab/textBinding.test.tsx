@@ -105,4 +105,21 @@ describe('useSharedText', () => {
     expect(pane.selectionStart).toBe(18);
     expect(b.getText('source').toString()).toBe(pane.value);
   });
+
+  it('shows a remote change before React renders, so a keystroke right after it loses nothing', () => {
+    const { a, b, sync } = pair('SELECT a FROM t;');
+    render(<Pane shared={{ text: a.getText('source'), origin: {} }} />);
+    const pane = screen.getByTestId('pane') as HTMLTextAreaElement;
+    pane.focus();
+    pane.setSelectionRange(8, 8); // after "a"
+    // Bob's change arrives from the socket (outside any React event: rendered later).
+    b.getText('source').insert(0, '-- bob\n');
+    sync();
+    expect(pane.value).toBe('-- bob\nSELECT a FROM t;'); // already on screen
+    expect(pane.selectionStart).toBe(15);
+    // Alice's next keystroke, at once.
+    const typed = pane.value.slice(0, 15) + 'Z' + pane.value.slice(15);
+    fireEvent.change(pane, { target: { value: typed } });
+    expect(a.getText('source').toString()).toBe('-- bob\nSELECT aZ FROM t;');
+  });
 });

@@ -6,7 +6,7 @@
 //   typing above you does not push your caret around.
 // The pure functions are tested in textBinding.test.ts; `useSharedText` is the React side.
 
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
+import { useCallback, useEffect, useState, type RefObject } from 'react';
 import * as Y from 'yjs';
 
 export interface TextChange {
@@ -67,35 +67,34 @@ export interface SharedText {
   prepare?: () => void;
 }
 
-/** The Y.Text's content, kept current, and `set(value)` to write the textarea's new value
- *  as the smallest change. Remote changes keep the textarea's caret and selection in place. */
+/** The Y.Text's content, kept current, and `set(value, caret)` to write the textarea's new
+ *  value as the smallest change. A remote change is put into the textarea at once (not at
+ *  React's next render, so a keystroke in between is made on the text as it now is), with
+ *  the caret and selection moved along with the text around them. */
 export function useSharedText(shared: SharedText | null, area: RefObject<HTMLTextAreaElement | null>) {
   const [value, setValue] = useState(() => shared?.text.toString() ?? '');
-  const restore = useRef<[number, number] | null>(null);
 
   useEffect(() => {
     if (!shared) return;
     const { text, origin } = shared;
-    setValue(text.toString());
+    let known = text.toString(); // what a textarea bound to this text shows
+    setValue(known);
     const onChange = (event: Y.YTextEvent, transaction: Y.Transaction) => {
+      const next = text.toString();
       const el = area.current;
-      if (transaction.origin !== origin && el && document.activeElement === el) {
+      if (transaction.origin !== origin && el && el.value === known) {
         const delta = event.delta as Delta;
-        restore.current = [moveThrough(delta, el.selectionStart), moveThrough(delta, el.selectionEnd)];
+        const [start, end, direction] = [el.selectionStart, el.selectionEnd, el.selectionDirection];
+        const focused = document.activeElement === el;
+        el.value = next;
+        if (focused) el.setSelectionRange(moveThrough(delta, start), moveThrough(delta, end), direction);
       }
-      setValue(text.toString());
+      known = next;
+      setValue(next);
     };
     text.observe(onChange);
     return () => text.unobserve(onChange);
   }, [shared, area]);
-
-  // After a remote change re-renders the textarea, put the caret back where it belongs.
-  useLayoutEffect(() => {
-    const el = area.current;
-    const at = restore.current;
-    restore.current = null;
-    if (el && at && el.value === value) el.setSelectionRange(at[0], at[1]);
-  }, [value, area]);
 
   const set = useCallback(
     (next: string, caret?: number) => {
