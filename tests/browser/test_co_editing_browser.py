@@ -7,7 +7,9 @@ Bob "can edit":
   version of the shared document;
 - both type in the SQL pane at the same moment, keystroke by keystroke, Alice in the
   middle of the text and Bob at its start: every character of both stands, in place, on
-  both screens and in the stored document.
+  both screens and in the stored document;
+- Alice unticks Bob's "can edit": his open socket becomes a viewer's, and what he types
+  next reaches no one (the server drops it), while he still sees Alice's typing.
 
 Screenshots: tests/artifacts/coedit-*.png."""
 import pytest
@@ -98,3 +100,22 @@ def test_a_granted_editor_edits_with_the_owner_and_both_type_in_the_sql_pane_at_
         assert latest.number == 2 and latest.message == "bob's filter"
         assert {n["id"]: n for n in latest.document["nodes"]}["big"]["params"]["predicate"] == "amount > 250"
         assert latest.document["metadata"]["source"] == {"language": "sql", "text": merged}
+
+        # Alice unticks "can edit": Bob's socket is a viewer's from then on.
+        a.get_by_test_id("share").click()
+        a.get_by_test_id("share-grant-can-edit-bob").click()  # the box follows the server's answer
+        expect(a.get_by_test_id("share-note")).to_have_text("bob may no longer edit.")
+        expect(a.get_by_test_id("share-grant-can-edit-bob")).not_to_be_checked()
+        shot(a, "coedit-share-lowered")
+        a.get_by_test_id("share-close").click()
+        grant.refresh_from_db()
+        assert (grant.can_edit, grant.can_operate) == (False, False)
+        expect(a.locator('[data-testid="avatar"][data-name="bob"]')).to_have_attribute("title", "bob (viewing)")
+        b.evaluate(CARET, [0])
+        b.keyboard.type("X")  # dropped by the server
+        a.evaluate(CARET, [len(merged)])
+        a.keyboard.type("\n-- done")
+        expect(b.get_by_test_id("source-text")).to_have_value("X" + merged + "\n-- done")  # Bob still sees Alice's
+        expect(a.get_by_test_id("source-text")).to_have_value(merged + "\n-- done")
+        doc, _ = store.load(Circuit.objects.get(pk=circuit.pk))
+        assert str(doc.get("source", type=__import__("pycrdt").Text)) == merged + "\n-- done"

@@ -92,6 +92,22 @@ export function ShareDialog({ circuit, onClose, onChanged }: { circuit: EditorCi
                 <li key={g.username} data-testid="share-grant">
                   {g.username} {g.can_edit && <span className="badge" data-testid="share-grant-edit">can edit</span>} {g.can_operate && <span className="badge">can run</span>}
                   {!g.can_edit && !g.can_operate && <span className="muted">can view</span>}{' '}
+                  <label className="grant-flag" title="Save versions and edit together (unticking makes their open page a viewer's at once)">
+                    <input
+                      type="checkbox"
+                      checked={g.can_edit ?? false}
+                      disabled={busy}
+                      data-testid={`share-grant-can-edit-${g.username}`}
+                      onChange={(e) => {
+                        const can_edit = e.target.checked;
+                        void run(
+                          () => editorApi.updateShare(circuit.id, { grants: info.grants.map((x) => (x.username === g.username ? { ...x, can_edit } : x)) }),
+                          `${g.username} ${can_edit ? 'may edit' : 'may no longer edit'}.`,
+                        );
+                      }}
+                    />{' '}
+                    can edit
+                  </label>{' '}
                   <button
                     type="button"
                     data-testid={`share-ungrant-${g.username}`}
