@@ -5,7 +5,9 @@
   `?share=`). Private circuits are readable by their owner and grantees only: no token
   opens them, and to everyone else they do not exist (404, not 403).
 - operate (start/stop runs, push to them): the owner and users granted `can_operate`.
-- edit (rename, new versions, delete, share settings): the owner only.
+- edit (save new versions, write to the shared document, docs/collaboration.md): the owner
+  and users granted `can_edit`.
+- own (rename, delete, share settings and grants): the owner only.
 
 Runs follow their circuit: a run is visible exactly when its circuit is (runs/access.py).
 """
@@ -47,6 +49,12 @@ def can_operate(user, circuit: Circuit) -> bool:
     return user.is_authenticated and CircuitGrant.objects.filter(circuit=circuit, user=user, can_operate=True).exists()
 
 
+def can_edit(user, circuit: Circuit) -> bool:
+    if is_owner(user, circuit):
+        return True
+    return user.is_authenticated and CircuitGrant.objects.filter(circuit=circuit, user=user, can_edit=True).exists()
+
+
 def require_owner(request, circuit: Circuit) -> None:
     if not is_owner(request.user, circuit):
         raise PermissionDenied("Only the circuit's owner may do this.")
@@ -55,3 +63,8 @@ def require_owner(request, circuit: Circuit) -> None:
 def require_operator(request, circuit: Circuit) -> None:
     if not can_operate(request.user, circuit):
         raise PermissionDenied("Only the circuit's owner, or a user the owner granted 'can_operate', may do this.")
+
+
+def require_editor(request, circuit: Circuit) -> None:
+    if not can_edit(request.user, circuit):
+        raise PermissionDenied("Only the circuit's owner, or a user the owner granted 'can_edit', may do this.")

@@ -72,12 +72,14 @@ class Circuit(models.Model):
 
 
 class CircuitGrant(models.Model):
-    """The owner lets another user see the circuit (even a private one) and, with
-    `can_operate`, start/stop its runs and push to them. Managed through the share settings."""
+    """The owner lets another user see the circuit (even a private one); with
+    `can_operate`, start/stop its runs and push to them; with `can_edit`, save new versions
+    and co-edit its shared document. Managed through the share settings."""
 
     circuit = models.ForeignKey(Circuit, on_delete=models.CASCADE, related_name="grants")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="circuit_grants")
     can_operate = models.BooleanField(default=False)
+    can_edit = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -85,7 +87,7 @@ class CircuitGrant(models.Model):
         constraints = [models.UniqueConstraint(fields=["circuit", "user"], name="unique_circuit_grant")]
 
     def __str__(self) -> str:
-        return f"{self.user} on {self.circuit}" + (" (operate)" if self.can_operate else "")
+        return f"{self.user} on {self.circuit}" + (" (operate)" if self.can_operate else "") + (" (edit)" if self.can_edit else "")
 
 
 class CircuitVersion(models.Model):

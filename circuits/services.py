@@ -176,19 +176,19 @@ def fork_circuit(source: Circuit, user, name: str | None = None) -> Circuit:
 
 @transaction.atomic
 def update_share(circuit: Circuit, visibility: str | None = None, grants: list[dict] | None = None) -> Circuit:
-    """Change visibility and/or replace the grant list ([{"user": User, "can_operate": bool}])."""
+    """Change visibility and/or replace the grant list ([{"user": User, "can_operate": bool, "can_edit": bool}])."""
     if visibility is not None and visibility != circuit.visibility:
         circuit.visibility = visibility
         circuit.save(update_fields=["visibility", "updated_at"])
         notify_access_changed(circuit)
     if grants is not None:
         notify_access_changed(circuit)
-        wanted = {g["user"].pk: g["can_operate"] for g in grants}
+        wanted = {g["user"].pk: {"can_operate": g["can_operate"], "can_edit": g.get("can_edit", False)} for g in grants}
         if circuit.owner_id in wanted:
             raise ServiceError("The owner needs no grant.", 400, [{"field": "grants", "message": "the owner cannot be granted access"}])
         CircuitGrant.objects.filter(circuit=circuit).exclude(user_id__in=wanted).delete()
-        for user_id, can_operate in wanted.items():
-            CircuitGrant.objects.update_or_create(circuit=circuit, user_id=user_id, defaults={"can_operate": can_operate})
+        for user_id, rights in wanted.items():
+            CircuitGrant.objects.update_or_create(circuit=circuit, user_id=user_id, defaults=rights)
     return circuit
 
 

@@ -56,22 +56,34 @@ class CircuitSerializer(serializers.ModelSerializer):
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
     tags = TagListField(required=False)
     forked_from = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
-    can_edit = serializers.SerializerMethodField(help_text="The requester owns the circuit.")
+    can_edit = serializers.SerializerMethodField(help_text="The requester may save versions and co-edit (owner or a can_edit grant).")
+    is_owner = serializers.SerializerMethodField(help_text="The requester owns the circuit (rename, delete, share settings).")
     can_operate = serializers.SerializerMethodField(help_text="The requester may start/stop runs and push.")
 
     class Meta:
         model = Circuit
         fields = ["id", "name", "description", "owner", "visibility", "tags", "forked_from", "latest_version", "document",
-                  "can_edit", "can_operate", "created_at", "updated_at"]
+                  "can_edit", "is_owner", "can_operate", "created_at", "updated_at"]
         read_only_fields = ["id", "owner", "latest_version", "forked_from", "created_at", "updated_at"]
 
     def _user(self):
         request = self.context.get("request")
         return request.user if request is not None else None
 
-    def get_can_edit(self, circuit) -> bool:
+    def get_is_owner(self, circuit) -> bool:
         user = self._user()
         return bool(user) and access.is_owner(user, circuit)
+
+    def get_can_edit(self, circuit) -> bool:
+        user = self._user()
+        if not user or not user.is_authenticated:
+            return False
+        if access.is_owner(user, circuit):
+            return True
+        if "_edit_ids" not in self.context:  # one query per response, not per circuit
+            self.context["_edit_ids"] = set(
+                CircuitGrant.objects.filter(user=user, can_edit=True).values_list("circuit_id", flat=True))
+        return circuit.pk in self.context["_edit_ids"]
 
     def get_can_operate(self, circuit) -> bool:
         user = self._user()
@@ -123,10 +135,11 @@ class ForkSerializer(serializers.Serializer):
 class GrantSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     can_operate = serializers.BooleanField(default=False)
+    can_edit = serializers.BooleanField(default=False, help_text="save new versions and co-edit the shared document")
 
     def to_representation(self, grant):
         if isinstance(grant, CircuitGrant):
-            return {"username": grant.user.username, "can_operate": grant.can_operate}
+            return {"username": grant.user.username, "can_operate": grant.can_operate, "can_edit": grant.can_edit}
         return super().to_representation(grant)
 
 
@@ -135,6 +148,7 @@ class ShareGrantSerializer(serializers.Serializer):
 
     username = serializers.CharField()
     can_operate = serializers.BooleanField()
+    can_edit = serializers.BooleanField()
 
 
 class ShareSettingsSerializer(serializers.Serializer):
@@ -163,7 +177,8 @@ class ShareSettingsUpdateSerializer(serializers.Serializer):
             raise serializers.ValidationError([f"no user {n!r}" for n in missing])
         if len(set(names)) != len(names):
             raise serializers.ValidationError("each user may appear once")
-        return [{"user": users[g["username"]], "can_operate": g.get("can_operate", False)} for g in grants]
+        return [{"user": users[g["username"]], "can_operate": g.get("can_operate", False), "can_edit": g.get("can_edit", False)}
+                for g in grants]
 
 
 # --- POST /api/plan/ (dbsp/plan.py Plan.describe builds it) ----------------------------------

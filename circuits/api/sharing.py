@@ -39,7 +39,7 @@ def share_settings(request, circuit: Circuit) -> dict:
         "share_url": request.build_absolute_uri(f"/#/shared/{circuit.share_token}"),
         "share_api_url": request.build_absolute_uri(api_path),
         "link_active": circuit.visibility != Visibility.PRIVATE,
-        "grants": [{"username": g.user.username, "can_operate": g.can_operate}
+        "grants": [{"username": g.user.username, "can_operate": g.can_operate, "can_edit": g.can_edit}
                    for g in circuit.grants.select_related("user").order_by("user__username")],
     }
 

@@ -11,7 +11,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from .. import services
-from ..access import readable_circuits, require_owner
+from ..access import readable_circuits, require_editor, require_owner
 from .listing import CircuitPagination, listed_circuits
 from .throttles import AnonValidateThrottle
 from .serializers import (
@@ -84,7 +84,7 @@ class CircuitViewSet(DocumentBody, viewsets.ModelViewSet):
         circuit = self.get_object()
         if request.method == "GET":
             return Response(VersionSerializer(circuit.versions.order_by("-number"), many=True).data)
-        require_owner(request, circuit)
+        require_editor(request, circuit)
         body = NewVersionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         version = services.add_version(circuit, body.validated_data["document"], body.validated_data["message"])

@@ -2,8 +2,8 @@
 (what the browser's `y-websocket` WebsocketProvider speaks), on pycrdt-websocket's
 Channels consumer.
 
-- Roles come from the access rules (circuits/access.py): who may edit the circuit is a
-  writer, who may only read it a viewer, anyone else is refused before the handshake
+- Roles come from the access rules (circuits/access.py): who may edit the circuit (the
+  owner, a user granted `can_edit`) is a writer, who may only read it a viewer, anyone else is refused before the handshake
   (4404 to the server's log, an HTTP 403 to the browser), as run sockets are.
 - The server keeps the document: a writer's update is stored (store.py) and then sent to
   the others; a viewer's update is dropped here, so a page that let one through changes
@@ -29,7 +29,7 @@ from django.db import IntegrityError
 from pycrdt import Decoder, Doc, Encoder, YMessageType, YSyncMessageType, create_awareness_message, create_sync_message, create_update_message, handle_sync_message, read_message
 from pycrdt.websocket.django_channels_consumer import YjsConsumer
 
-from ..access import is_owner
+from ..access import can_edit
 from ..models import Circuit
 from . import store
 
@@ -187,7 +187,7 @@ class CircuitDocConsumer(YjsConsumer):
         circuit = Circuit.visible_to(user, share).filter(pk=self.circuit_id).first()
         if circuit is None:
             return None
-        return WRITER if is_owner(user, circuit) else VIEWER
+        return WRITER if can_edit(user, circuit) else VIEWER
 
 
 def access_changed(sender, circuit_id: int, **kwargs) -> None:

@@ -1,7 +1,7 @@
 """Issue 29, designing together, as people meet it in Debian's Chromium at 1440x900
 against the real stack: three browser contexts on one circuit. A and B are both the
-owner (the one account with edit access today, on two machines), V is a user granted
-read access.
+owner (on two machines), V is a user granted read access. A granted editor (`can_edit`)
+and typing together in the SQL pane: test_co_editing_browser.py.
 
 - each sees who else is there (avatars, named by the server), V among them as a viewer;
 - A renames a node and drags another, and renames the circuit: B sees it all;

@@ -65,10 +65,11 @@ def test_patch_visibility_and_grants(alice, circuit_of, client_for, make_user):
     response = api.patch(url, {"visibility": "public", "grants": [{"username": "bob", "can_operate": True}, {"username": "carol"}]}, format="json")
     assert response.status_code == 200, response.json()
     assert response.json()["visibility"] == "public"
-    assert response.json()["grants"] == [{"username": "bob", "can_operate": True}, {"username": "carol", "can_operate": False}]
+    assert response.json()["grants"] == [{"username": "bob", "can_operate": True, "can_edit": False},
+                                         {"username": "carol", "can_operate": False, "can_edit": False}]
     # The list is replaced: carol is dropped, bob loses operate.
     response = api.patch(url, {"grants": [{"username": "bob", "can_operate": False}]}, format="json")
-    assert response.json()["grants"] == [{"username": "bob", "can_operate": False}] and response.json()["visibility"] == "public"
+    assert response.json()["grants"] == [{"username": "bob", "can_operate": False, "can_edit": False}] and response.json()["visibility"] == "public"
     assert list(CircuitGrant.objects.values_list("user__username", "can_operate")) == [("bob", False)]
 
 

@@ -1,8 +1,8 @@
 """Who gets which status code, for every endpoint x every kind of requester x every
 visibility. One row per endpoint: adding an endpoint is adding a row.
 
-Requesters: the owner; a user granted read access (`viewer`) or `can_operate`
-(`operator`); another user and an anonymous client, each without and with the
+Requesters: the owner; a user granted read access (`viewer`), `can_operate`
+(`operator`) or `can_edit` (`editor`: saves versions, co-edits; not rename/delete/share); another user and an anonymous client, each without and with the
 circuit's share token (header X-Share-Token). Each expected entry is a triple for the
 circuit being (private, unlisted, public); OK stands for the row's success code.
 """
@@ -20,21 +20,23 @@ pytestmark = pytest.mark.django_db
 
 OK = "ok"
 VISIBILITIES = ("private", "unlisted", "public")
-ACTORS = ("owner", "operator", "viewer", "other", "other+token", "anon", "anon+token")
+ACTORS = ("owner", "editor", "operator", "viewer", "other", "other+token", "anon", "anon+token")
 
 # Reading: private is invisible to others (404), unlisted needs the token.
 READ = {
-    "owner": (OK, OK, OK), "operator": (OK, OK, OK), "viewer": (OK, OK, OK),
+    "owner": (OK, OK, OK), "editor": (OK, OK, OK), "operator": (OK, OK, OK), "viewer": (OK, OK, OK),
     "other": (404, 404, OK), "other+token": (404, OK, OK),
     "anon": (404, 404, OK), "anon+token": (404, OK, OK),
 }
-# Editing the circuit (and its share settings): the owner only. Anonymous writes are
+# Owning: renaming, deleting, share settings: the owner only. Anonymous writes are
 # refused before the circuit is looked up (403 whatever it is).
 EDIT = {
-    "owner": (OK, OK, OK), "operator": (403, 403, 403), "viewer": (403, 403, 403),
+    "owner": (OK, OK, OK), "editor": (403, 403, 403), "operator": (403, 403, 403), "viewer": (403, 403, 403),
     "other": (404, 404, 403), "other+token": (404, 403, 403),
     "anon": (403, 403, 403), "anon+token": (403, 403, 403),
 }
+# Saving a new version: the owner and users granted can_edit.
+SAVE = {**EDIT, "editor": (OK, OK, OK)}
 # Starting/stopping runs and pushing: the owner and users granted can_operate.
 OPERATE = {**EDIT, "operator": (OK, OK, OK)}
 # Share settings are read with GET, so anonymous requests reach the lookup.
@@ -72,7 +74,7 @@ ENDPOINTS = [
     Endpoint("circuit put", "PUT", "/api/circuits/{circuit}/", 200, EDIT, {"name": "renamed", "visibility": "public"}),
     Endpoint("circuit delete", "DELETE", "/api/circuits/{circuit}/", 204, EDIT),
     Endpoint("version list", "GET", "/api/circuits/{circuit}/versions/", 200, READ),
-    Endpoint("version create", "POST", "/api/circuits/{circuit}/versions/", 201, EDIT, {"document": example("big_orders")}),
+    Endpoint("version create", "POST", "/api/circuits/{circuit}/versions/", 201, SAVE, {"document": example("big_orders")}),
     Endpoint("version detail", "GET", "/api/circuits/{circuit}/versions/1/", 200, READ),
     Endpoint("version diff", "GET", "/api/circuits/{circuit}/versions/1/diff/1/", 200, READ),
     Endpoint("fork", "POST", "/api/circuits/{circuit}/fork/", 201, FORK),
@@ -127,18 +129,19 @@ ENDPOINTS = [
 
 @pytest.fixture
 def world(make_user):
-    owner, operator, viewer, other = (make_user(n) for n in ("owner", "operator", "viewer", "other"))
+    owner, editor, operator, viewer, other = (make_user(n) for n in ("owner", "editor", "operator", "viewer", "other"))
     circuits = {}
     for visibility in VISIBILITIES:
         circuit = services.create_circuit(owner, f"{visibility} circuit", "", visibility, example("big_orders"))
         CircuitGrant.objects.create(circuit=circuit, user=operator, can_operate=True)
         CircuitGrant.objects.create(circuit=circuit, user=viewer, can_operate=False)
+        CircuitGrant.objects.create(circuit=circuit, user=editor, can_edit=True)
         run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=owner, status="running", last_sequence=1)
         Push.objects.create(run=run, sequence=1, input="orders", records=[], row_count=0)
         Verification.objects.create(run=run, tick=0)
         Explanation.objects.create(run=run, params={"view": "big_orders", "tick": 0})
         circuits[visibility] = (circuit, run)
-    return {"users": {"owner": owner, "operator": operator, "viewer": viewer, "other": other}, "circuits": circuits}
+    return {"users": {"owner": owner, "editor": editor, "operator": operator, "viewer": viewer, "other": other}, "circuits": circuits}
 
 
 def client(world, actor: str, circuit) -> APIClient:

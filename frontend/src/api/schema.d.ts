@@ -839,7 +839,7 @@ export interface components {
             weight: number;
         };
         Circuit: {
-            /** @description The requester owns the circuit. */
+            /** @description The requester may save versions and co-edit (owner or a can_edit grant). */
             readonly can_edit: boolean;
             /** @description The requester may start/stop runs and push. */
             readonly can_operate: boolean;
@@ -848,6 +848,8 @@ export interface components {
             description?: string;
             readonly forked_from: number | null;
             readonly id: number;
+            /** @description The requester owns the circuit (rename, delete, share settings). */
+            readonly is_owner: boolean;
             readonly latest_version: components["schemas"]["Version"] | null;
             name: string;
             readonly owner: string;
@@ -1191,6 +1193,11 @@ export interface components {
             windows_closed?: number[];
         };
         GrantRequest: {
+            /**
+             * @description save new versions and co-edit the shared document
+             * @default false
+             */
+            can_edit: boolean;
             /** @default false */
             can_operate: boolean;
             username: string;
@@ -1788,6 +1795,7 @@ export interface components {
         RunStatusEnum: "created" | "running" | "paused" | "stopped" | "failed";
         /** @description A grant as the share settings answer it (both fields always there). */
         ShareGrant: {
+            can_edit: boolean;
             can_operate: boolean;
             username: string;
         };

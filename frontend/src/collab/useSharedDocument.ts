@@ -11,6 +11,7 @@ import * as Y from 'yjs';
 import type { Doc } from '../editor/model';
 import type { DocumentHistory } from '../editor/useDocumentHistory';
 import { ownUndo, parts, readDocument, same, titleOf, writeDocument } from './circuitDoc';
+import type { SharedText } from './textBinding';
 
 export interface Peer {
   clientId: number;
@@ -33,6 +34,8 @@ export interface SharedDocument {
   me: { name: string; color: string };
   setCursor: (at: { x: number; y: number } | null) => void;
   setSelection: (ids: string[]) => void;
+  /** The SQL / Datalog pane's text (`source`), to bind the pane to (null before it syncs). */
+  sourceText: SharedText | null;
 }
 
 const COLORS = ['#e11d48', '#2563eb', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d'];
@@ -181,5 +184,13 @@ export function useSharedDocument(
   );
   const setSelection = useCallback((ids: string[]) => session?.awareness.setLocalStateField('selection', ids), [session]);
   const setTitle = useCallback((t: string) => session?.ydoc.transact(() => parts(session.ydoc).meta.set('title', t), 'title'), [session]);
-  return { state, title, setTitle, peers, me, setCursor, setSelection };
+  const synced = doc !== null;
+  const sourceText = useMemo<SharedText | null>(() => {
+    if (!session || !synced) return null;
+    const { source, meta } = parts(session.ydoc);
+    // Text typed into a document without a source language is SQL's (the pane's first tab).
+    const prepare = () => void (meta.get('source_language') === undefined && meta.set('source_language', 'sql'));
+    return { text: source, origin: session.origin, prepare };
+  }, [session, synced]);
+  return { state, title, setTitle, peers, me, setCursor, setSelection, sourceText };
 }

@@ -54,7 +54,7 @@ export function CircuitPage({ circuitId, username }: Props) {
       circuit={circuit}
       username={username}
       runs={runs ?? []}
-      readOnly={circuit !== null && circuit.owner !== username}
+      readOnly={circuit !== null && !circuit.can_edit}
       signedIn={username !== null}
       onCircuit={setCircuit}
       onRunStopped={(run) => setRuns((rs) => (rs ?? []).map((r) => (r.id === run.id ? run : r)))}
@@ -122,6 +122,8 @@ export function CircuitWorkspace({
   const [sharing, setSharing] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
   const version = circuit?.latest_version ?? null;
+  // Rename, share and delete stay the owner's; a `can_edit` grantee saves and co-edits.
+  const owns = !readOnly && (circuit === null || circuit.is_owner);
 
   const fail = (error: unknown) => {
     setProblems(messagesOf(error));
@@ -286,7 +288,7 @@ export function CircuitWorkspace({
           ) : (
             <div className="field-row">
               <h1 data-testid="circuit-name">{shared.title ?? circuit.name}</h1>
-              {!readOnly && (
+              {owns && (
                 <button type="button" className="inline-link" data-testid="rename" onClick={() => setRenaming(true)}>
                   rename
                 </button>
@@ -326,7 +328,7 @@ export function CircuitWorkspace({
               {busy === 'save' ? 'Saving…' : circuit ? 'Save version' : 'Save circuit'}
             </button>
           )}
-          {!readOnly && circuit && (
+          {!readOnly && circuit?.can_operate && (
             <button type="button" className="primary" data-testid="start-run" onClick={() => void startRun()} disabled={busy !== null || !version}>
               {busy === 'start' ? 'Starting…' : 'Start run'}
             </button>
@@ -358,12 +360,12 @@ export function CircuitWorkspace({
               History
             </button>
           )}
-          {!readOnly && circuit && (
+          {owns && circuit && (
             <button type="button" data-testid="share" onClick={() => setSharing(true)}>
               Share
             </button>
           )}
-          {!readOnly && circuit && (
+          {owns && circuit && (
             <button type="button" className="danger" data-testid="delete-circuit" onClick={() => void remove()} disabled={busy !== null}>
               {busy === 'delete' ? 'Deleting…' : 'Delete'}
             </button>
@@ -395,7 +397,7 @@ export function CircuitWorkspace({
             <PlanPane doc={state.doc} />
           </Suspense>
         )}
-        {showSource && <SourcePane state={state} readOnly={readOnly} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
+        {showSource && <SourcePane state={state} readOnly={readOnly} sharedText={shared.state ? shared.sourceText : null} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
       </div>
       {showHistory && circuit && (
         <VersionHistory

@@ -19,6 +19,7 @@ export function ShareDialog({ circuit, onClose, onChanged }: { circuit: EditorCi
   const [busy, setBusy] = useState(false);
   const [grantee, setGrantee] = useState('');
   const [canOperate, setCanOperate] = useState(false);
+  const [canEdit, setCanEdit] = useState(false);
 
   useEffect(() => {
     editorApi.share(circuit.id).then(setInfo, (e) => setErrors(messagesOf(e)));
@@ -89,7 +90,24 @@ export function ShareDialog({ circuit, onClose, onChanged }: { circuit: EditorCi
             <ul className="grants" data-testid="share-grants">
               {info.grants.map((g) => (
                 <li key={g.username} data-testid="share-grant">
-                  {g.username} {g.can_operate ? <span className="badge">can run</span> : <span className="muted">can view</span>}{' '}
+                  {g.username} {g.can_edit && <span className="badge" data-testid="share-grant-edit">can edit</span>} {g.can_operate && <span className="badge">can run</span>}
+                  {!g.can_edit && !g.can_operate && <span className="muted">can view</span>}{' '}
+                  <label className="grant-flag" title="Save versions and edit together (unticking makes their open page a viewer's at once)">
+                    <input
+                      type="checkbox"
+                      checked={g.can_edit ?? false}
+                      disabled={busy}
+                      data-testid={`share-grant-can-edit-${g.username}`}
+                      onChange={(e) => {
+                        const can_edit = e.target.checked;
+                        void run(
+                          () => editorApi.updateShare(circuit.id, { grants: info.grants.map((x) => (x.username === g.username ? { ...x, can_edit } : x)) }),
+                          `${g.username} ${can_edit ? 'may edit' : 'may no longer edit'}.`,
+                        );
+                      }}
+                    />{' '}
+                    can edit
+                  </label>{' '}
                   <button
                     type="button"
                     data-testid={`share-ungrant-${g.username}`}
@@ -109,7 +127,7 @@ export function ShareDialog({ circuit, onClose, onChanged }: { circuit: EditorCi
                 const name = grantee.trim();
                 if (!name) return;
                 void run(
-                  () => editorApi.updateShare(circuit.id, { grants: [...info.grants.filter((x) => x.username !== name), { username: name, can_operate: canOperate }] }),
+                  () => editorApi.updateShare(circuit.id, { grants: [...info.grants.filter((x) => x.username !== name), { username: name, can_operate: canOperate, can_edit: canEdit }] }),
                   `Shared with ${name}.`,
                 ).then((ok) => ok && setGrantee(''));
               }}
@@ -117,6 +135,9 @@ export function ShareDialog({ circuit, onClose, onChanged }: { circuit: EditorCi
               <input type="text" placeholder="username" value={grantee} onChange={(e) => setGrantee(e.target.value)} data-testid="share-grantee" />
               <label className="field-row">
                 <input type="checkbox" checked={canOperate} onChange={(e) => setCanOperate(e.target.checked)} data-testid="share-can-operate" /> can run
+              </label>
+              <label className="field-row" title="Save versions and edit the circuit together with you (not rename, share or delete)">
+                <input type="checkbox" checked={canEdit} onChange={(e) => setCanEdit(e.target.checked)} data-testid="share-can-edit" /> can edit
               </label>
               <button type="submit" data-testid="share-grant-add" disabled={busy || !grantee.trim()}>
                 Share

@@ -4,9 +4,13 @@
 // selects the nodes it came from. Problems are marked at their line:column. "Export SQL"
 // writes the edited circuit as SQL, or names the node SQL cannot express.
 // The text is kept in the document's `metadata.source`, so a saved version shows it again.
+// In a shared document the pane's text (of the document's source language, else SQL) is
+// bound to the document's `source` text as it is typed (collab/textBinding.ts): two
+// people typing at once merge character by character.
 
 import { useEffect, useMemo, useRef, useState, type UIEvent } from 'react';
 import { sourcesApi, type Compiled } from '../api/sources';
+import { useSharedText, type SharedText } from '../collab/textBinding';
 import { messagesOf } from '../components/ErrorText';
 import { autoLayout } from '../editor/layout';
 import type { Doc } from '../editor/model';
@@ -41,9 +45,11 @@ export interface SourcePaneProps {
   onSelect: (ids: string[]) => void;
   /** Told when a compile replaced the circuit (e.g. to zoom it to fit). */
   onCompiled?: () => void;
+  /** The shared document's source text: the pane's text is bound to it as it is typed. */
+  sharedText?: SharedText | null;
 }
 
-export function SourcePane({ state, readOnly = false, selected, onSelect, onCompiled }: SourcePaneProps) {
+export function SourcePane({ state, readOnly = false, selected, onSelect, onCompiled, sharedText = null }: SourcePaneProps) {
   const linked = sourceOf(state.doc);
   const [language, setLanguage] = useState<Language>(linked?.language ?? 'sql');
   const [texts, setTexts] = useState<Record<Language, string>>(() => ({
@@ -57,10 +63,14 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
   const [exported, setExported] = useState<string | null>(null);
   const area = useRef<HTMLTextAreaElement>(null);
   const backdrop = useRef<HTMLPreElement>(null);
-  const text = texts[language];
+  const bound = useSharedText(sharedText, area);
+  const isBound = sharedText !== null && language === (linked?.language ?? 'sql');
+  const text = isBound ? bound.value : texts[language];
+  // Bound, the document's source text is the live text: links need the text compiled.
+  const [compiledText, setCompiledText] = useState<string | null>(() => linked?.text ?? null);
 
   // Links hold while the text is the one the edited circuit was compiled from.
-  const isLinked = !!linked && linked.language === language && linked.text === text;
+  const isLinked = !!linked && linked.language === language && linked.text === text && (!isBound || compiledText === text);
   const ranges = useMemo(() => (isLinked ? nodeRanges(state.doc, text) : []), [isLinked, state.doc, text]);
   const shownProblems = problemsOf === text ? problems : [];
   const marks = useMemo(() => {
@@ -77,7 +87,10 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
     return out;
   }, [ranges, selected, shownProblems, text]);
 
-  const setText = (value: string) => setTexts((t) => ({ ...t, [language]: value }));
+  const setText = (value: string, caret?: number) => {
+    if (isBound) bound.set(value, caret);
+    else setTexts((t) => ({ ...t, [language]: value }));
+  };
 
   const compile = async () => {
     setBusy('compile');
@@ -91,8 +104,15 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
         return;
       }
       const laid = await autoLayout(result.document);
-      const doc: Doc = { ...laid, metadata: { ...((state.doc.metadata as object) ?? {}), source: { language, text } } };
-      state.apply(() => doc);
+      let doc: Doc = laid;
+      state.apply((now) => {
+        // Bound, the live text stays as it is now (typed meanwhile, by anyone); it is linked while it is `text`.
+        const live = sourceOf(now);
+        const source = isBound && live?.language === language ? live : { language, text };
+        doc = { ...laid, metadata: { ...((now.metadata as object) ?? {}), source } };
+        return doc;
+      });
+      setCompiledText(text);
       onCompiled?.();
       const count = countNodes(doc.nodes);
       setNotice({ text: `Compiled to ${count} node(s)${result.valid ? '' : `, ${result.errors.length} problem(s)`}. Save to keep it as a version.`, bad: !result.valid });
@@ -192,7 +212,8 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
           spellCheck={false}
           value={text}
           placeholder={PLACEHOLDER[language]}
-          onChange={(e) => setText(e.target.value)}
+          readOnly={readOnly && isBound}
+          onChange={(e) => setText(e.target.value, e.target.selectionEnd)}
           onSelect={pointAt}
           onScroll={syncScroll}
         />
@@ -208,7 +229,7 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
           </button>
         )}
         <span className="muted" data-testid="source-link-state">
-          {isLinked ? 'linked: select a node or put the cursor in the text' : linked ? 'edited since the compile: compile again to link' : ''}
+          {isLinked ? 'linked: select a node or put the cursor in the text' : linked && (!isBound || compiledText !== null) ? 'edited since the compile: compile again to link' : ''}
         </span>
       </div>
       {notice && (
@@ -233,7 +254,11 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
         <div className="exported-sql" data-testid="exported-sql">
           <div className="source-actions">
             <strong>The circuit as SQL</strong>
-            <button type="button" data-testid="exported-sql-use" onClick={() => { setTexts((t) => ({ ...t, sql: exported })); setExported(null); }}>
+            <button type="button" data-testid="exported-sql-use" onClick={() => {
+              if (isBound && language === 'sql') bound.set(exported);
+              else setTexts((t) => ({ ...t, sql: exported }));
+              setExported(null);
+            }}>
               Put in the SQL pane
             </button>
             <button type="button" onClick={() => void navigator.clipboard?.writeText(exported).catch(() => undefined)}>
