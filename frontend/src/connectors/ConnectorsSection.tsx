@@ -83,6 +83,8 @@ export function ConnectorsSection({ node, source, connectors, readOnly, onChange
     };
   }, []);
   const fitting = (kinds ?? []).filter((k) => k.source === source);
+  // a new connector starts as the kind that needs nothing else running: files
+  const first = fitting.find((k) => k.name === (source ? 'file_source' : 'file_sink')) ?? fitting[0];
 
   const update = (index: number, next: DeclaredConnector, field: string) =>
     onChange(connectors.map((c, i) => (i === index ? next : c)), `connectors:${index}:${field}`);
@@ -116,7 +118,7 @@ export function ConnectorsSection({ node, source, connectors, readOnly, onChange
           disabled={fitting.length === 0}
           onClick={() =>
             onChange(
-              [...connectors, { name: freshName(node, source, connectors.map((c) => c.name)), kind: fitting[0]!.name, config: {} }],
+              [...connectors, { name: freshName(node, source, connectors.map((c) => c.name)), kind: first!.name, config: {} }],
               'connectors:add',
             )
           }
