@@ -11,15 +11,9 @@ import pytest
 from connectors.models import Connector
 from connectors.pump import Pump
 from runs.models import Push, TickOutput
-from tests.connectors.conftest import pump_until, pushed_rows
+from tests.connectors.conftest import declare, pump_until, pushed_rows
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def declare(client_for, run, **body):
-    r = client_for(run.owner).post(f"/api/runs/{run.pk}/connectors/", body, format="json")
-    assert r.status_code == 201, r.content
-    return Connector.objects.get(run=run, name=body["name"])
 
 
 def order(i):

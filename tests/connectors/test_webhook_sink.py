@@ -12,7 +12,7 @@ import pytest
 from connectors.models import Connector
 from connectors.pump import Pump
 from runs.models import TickOutput
-from tests.connectors.conftest import pump_until
+from tests.connectors.conftest import declare, pump_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,12 +53,6 @@ def receiver():
     r = Receiver()
     yield r
     r.stop()
-
-
-def declare(client_for, run, **body):
-    r = client_for(run.owner).post(f"/api/runs/{run.pk}/connectors/", body, format="json")
-    assert r.status_code == 201, r.content
-    return Connector.objects.get(run=run, name=body["name"])
 
 
 def order(i):
