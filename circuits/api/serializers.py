@@ -74,27 +74,23 @@ class CircuitSerializer(serializers.ModelSerializer):
         user = self._user()
         return bool(user) and access.is_owner(user, circuit)
 
-    def get_can_edit(self, circuit) -> bool:
+    def _granted(self, circuit, right: str) -> bool:
+        """The owner, or a grantee with `right` (can_edit, can_operate): one query per response."""
         user = self._user()
         if not user or not user.is_authenticated:
             return False
         if access.is_owner(user, circuit):
             return True
-        if "_edit_ids" not in self.context:  # one query per response, not per circuit
-            self.context["_edit_ids"] = set(
-                CircuitGrant.objects.filter(user=user, can_edit=True).values_list("circuit_id", flat=True))
-        return circuit.pk in self.context["_edit_ids"]
+        key = f"_{right}_ids"
+        if key not in self.context:
+            self.context[key] = set(CircuitGrant.objects.filter(user=user, **{right: True}).values_list("circuit_id", flat=True))
+        return circuit.pk in self.context[key]
+
+    def get_can_edit(self, circuit) -> bool:
+        return self._granted(circuit, "can_edit")
 
     def get_can_operate(self, circuit) -> bool:
-        user = self._user()
-        if not user or not user.is_authenticated:
-            return False
-        if access.is_owner(user, circuit):
-            return True
-        if "_operate_ids" not in self.context:  # one query per response, not per circuit
-            self.context["_operate_ids"] = set(
-                CircuitGrant.objects.filter(user=user, can_operate=True).values_list("circuit_id", flat=True))
-        return circuit.pk in self.context["_operate_ids"]
+        return self._granted(circuit, "can_operate")
 
 
 class NewVersionSerializer(serializers.Serializer):
