@@ -96,6 +96,15 @@ ORACLE = {
               FROM auction A JOIN bid B ON A.id = B.auction
               WHERE B.date_time BETWEEN A.date_time AND A.expires)
         WHERE rownum <= 1""",
+    "q6": """
+        SELECT seller, AVG(price) OVER (PARTITION BY seller ORDER BY date_time, id, price
+                                        ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) AS avg_price
+        FROM (SELECT id, seller, price, date_time
+              FROM (SELECT A.id, A.seller, B.price, B.date_time,
+                           ROW_NUMBER() OVER (PARTITION BY A.id, A.seller ORDER BY B.price DESC, B.date_time ASC) AS rownum
+                    FROM auction A JOIN bid B ON A.id = B.auction
+                    WHERE B.date_time BETWEEN A.date_time AND A.expires)
+              WHERE rownum <= 1)""",
     "q10": "SELECT auction, bidder, price, date_time, extra, strftime(date_time, '%Y-%m-%d'), strftime(date_time, '%H:%M') "
            "FROM bid",
     "q11": """

@@ -1,4 +1,4 @@
-"""Why a row comes out of a grouped operator (aggregate, top_k): the rows of its group.
+"""Why a row comes out of a grouped operator (aggregate, top_k, window_aggregate): the rows of its group.
 Contents: the group's rows present at the tick; change: the group's rows that changed
 at the tick (the aggregate retracts the group's old row and inserts its new one)."""
 from __future__ import annotations
@@ -39,15 +39,26 @@ def _unchanged(rows, after, before) -> list[Group]:
 
 
 def why_top_k(op, row, after, before):
+    order = ", ".join(f"{c}{' desc' if d else ''}" for c, d in op.order)
+    return _ordered(op, row, after, before, f"the first {op.k} by {order}")
+
+
+def why_window_aggregate(op, row, after, before):
+    """The row's partition: its frame is a run of those rows in the window's order."""
+    order = ", ".join(f"{c}{' desc' if d else ''}" for c, d in op.order)
+    return _ordered(op, row, after, before, f"in order of {order}" if order else "no order: the frame is the whole partition")
+
+
+def _ordered(op, row, after, before, how: str):
+    """The rows of the row's group, taken in an order (`how`): top_k, window_aggregate."""
     key = tuple(row[i] for i in op._keys)
     rows = _group(op, key, after, before)
     present = uses("in", rows, after["in"], None)
-    order = ", ".join(f"{c}{' desc' if d else ''}" for c, d in op.order)
     if before is None:
-        return [Group(f"{_label(op, key, len(present))}, the first {op.k} by {order}", present)]
+        return [Group(f"{_label(op, key, len(present))}, {how}", present)]
     previous = uses("in", rows, before["in"], None)
-    return [Group(f"{_label(op, key, len(present), len(previous))} (first {op.k} by {order})",
+    return [Group(f"{_label(op, key, len(present), len(previous))} ({how})",
                   uses("in", rows, after["in"], before["in"])), *_unchanged(rows, after, before)]
 
 
-RULES = {"aggregate": why_aggregate, "top_k": why_top_k}
+RULES = {"aggregate": why_aggregate, "top_k": why_top_k, "window_aggregate": why_window_aggregate}

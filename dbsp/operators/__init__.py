@@ -15,11 +15,12 @@ from .semijoin import AntiJoin, LeftJoin, SemiJoin
 from .top_k import TopK
 from .union import Union
 from .window import SessionWindow, SlidingWindow, TumblingWindow
+from .window_aggregate import WindowAggregate
 
 OPERATORS: dict[str, type[Operator]] = {
     op.kind: op
     for op in (Input, Output, Filter, Map, FlatMap, Union, Difference, Distinct, Join, SemiJoin, AntiJoin, LeftJoin,
-               Aggregate, TopK, Delay, Integrate, Differentiate, FixedPoint, Import, Delta0, Export,
+               Aggregate, TopK, WindowAggregate, Delay, Integrate, Differentiate, FixedPoint, Import, Delta0, Export,
                TumblingWindow, SlidingWindow, SessionWindow)
 }
 

@@ -62,17 +62,7 @@ class TopK(Grouped):
         return []
 
     def _compare(self, x: tuple, y: tuple) -> int:
-        for i, desc in self._sort:
-            a, b = x[i], y[i]
-            if i in self._lists:
-                a, b = encode_list(a), encode_list(b)
-            if a == b:
-                continue
-            if a is None or b is None:  # ASC: NULLs first; DESC: NULLs last
-                first = a is None
-                return (-1 if first else 1) if not desc else (1 if first else -1)
-            return (-1 if a < b else 1) * (-1 if desc else 1)
-        return 0
+        return compare_rows(self._sort, self._lists, x, y)
 
     def query(self, inputs):
         groups: dict[tuple, list] = {}
@@ -120,3 +110,19 @@ class TopK(Grouped):
 
     def describe_state(self):
         return ["I(in), indexed by the group key"]
+
+
+def compare_rows(sort: list[tuple[int, bool]], lists: set[int], x: tuple, y: tuple) -> int:
+    """x against y by `sort` ([(column index, desc)]): ASC with NULLs first, DESC with
+    NULLs last; a list column (an index in `lists`) by its JSON text, as Spark orders it."""
+    for i, desc in sort:
+        a, b = x[i], y[i]
+        if i in lists:
+            a, b = encode_list(a), encode_list(b)
+        if a == b:
+            continue
+        if a is None or b is None:  # ASC: NULLs first; DESC: NULLs last
+            first = a is None
+            return (-1 if first else 1) if not desc else (1 if first else -1)
+        return (-1 if a < b else 1) * (-1 if desc else 1)
+    return 0

@@ -315,7 +315,7 @@ class DistinctDelta:
 
 class AggregateDelta:
     """For each group touched by Δin: -(k, old) + (k, new). State: I(Δin) by key.
-    Serves every per-group recompute: min/max/count_distinct aggregates and top_k.
+    Serves every per-group recompute: min/max/count_distinct aggregates, top_k and window aggregates.
 
     Global aggregates of only count/sum/avg keep O(1) accumulators on the driver.
     Otherwise the touched groups' rows are fetched from the state (one broadcast
@@ -484,5 +484,6 @@ INCREMENTAL = {
     "antijoin": Composite,
     "left_join": Composite,
     "top_k": AggregateDelta,
+    "window_aggregate": AggregateDelta,
 }
 PRIMITIVES = {"integrate": IntegrateState, "differentiate": DifferentiateState, "delay": DelayState}

@@ -94,6 +94,7 @@ class Compiler:
         self.tables: list[str] = []  # the script's tables, in order
         self.one: Ref | None = None  # the one row SELECT without FROM reads
         self.filter_names: dict[int, str] = {}  # an unnamed agg(x) FILTER (WHERE c) item -> its name
+        self.window_names: dict[str, str] = {}  # a window aggregate's column -> its name as Spark gives it
         self.functions: dict[str, udf.SqlFunction] = {}  # CREATE FUNCTION ... AS expression, inlined at calls
 
     # ---- problems -------------------------------------------------------------------
@@ -371,12 +372,7 @@ class Compiler:
                 self.refuse(f"{name} in a view", value, why)
         if sel.args.get("kind"):
             self.refuse(f"SELECT {sel.args['kind']}", sel)
-        for item in sel.expressions:  # AVG(x) OVER (...): before the aggregates take it for a GROUP BY's
-            for w in outer(item, exp.Window):
-                if isinstance(w.this, tuple(AGGREGATES)):
-                    self.refuse(f"window aggregate {w.this.sql()!r} OVER (...)", w,
-                                "aggregates over a window of rows are not supported yet; ROW_NUMBER() OVER (PARTITION BY ... "
-                                "ORDER BY ...) <= k is")
+        windowed = [w for item in sel.expressions for w in outer(item, exp.Window) if isinstance(w.this, tuple(AGGREGATES))]
         self.filtered_aggregates(sel)
         self.group_window(sel)
         scalars = [q for item in sel.expressions for q in outer(item, exp.Subquery, exp.Exists, exp.Select)]
@@ -384,6 +380,8 @@ class Compiler:
         keyed: list = []  # WHERE equalities a comma join took as its keys
         rel = self.from_(sel, level, env, keyed)
         rel = self.where(sel.args.get("where"), rel, level, env, sel, keyed)
+        if windowed:  # AGG(x) OVER (...): columns before the aggregates take them for a GROUP BY's
+            rel = self.window_aggregates(sel, windowed, rel, level)
         grouped = sel.args.get("group") or rel.window is not None or any(
             outer(item, *AGGREGATES) for item in sel.expressions) or sel.args.get("having")
         if scalars and grouped:
@@ -1127,7 +1125,10 @@ class Compiler:
             if isinstance(node, exp.Window):
                 rownum = self.row_number(node, name, rel, item) | {"position": len(names)}
                 continue
-            if name is None and isinstance(node, exp.Column) and node.table == SCALAR:
+            if name is None and isinstance(node, exp.Column) and node.table == WINDOWED:
+                sparks[len(names)] = self.window_names[node.name]  # as Spark names `avg(x) OVER (...)`
+                name = engine_name(sparks[len(names)])
+            elif name is None and isinstance(node, exp.Column) and node.table == SCALAR:
                 sparks[len(names)] = "scalarsubquery()"  # Spark's name of an unnamed scalar subquery
                 name = engine_name(sparks[len(names)])
             elif name is None and isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
@@ -1173,6 +1174,95 @@ class Compiler:
             result.cols = cols + [Col(None, e, e) for e in engine_names[visible:]]
         return result
 
+    def window_aggregates(self, sel: exp.Select, windowed: list, rel: Rel, level) -> Rel:
+        """Each `AGG(e) OVER (PARTITION BY ... ORDER BY ... frame)` of the SELECT list as a
+        column of a window_aggregate node (one node per window, its calls together),
+        replaced in its item by that column; the rest of the SELECT list reads it as any
+        column."""
+        aggregated = sel.args.get("group") or sel.args.get("having") or any(
+            a for item in sel.expressions for a in outer(item, *AGGREGATES) if not a.find_ancestor(exp.Window))
+        if aggregated:
+            self.refuse("a window aggregate in a query with GROUP BY or aggregates", windowed[0],
+                        "aggregate in a subquery, then take the window over its rows")
+        if rel.window is not None:
+            self.refuse("a window aggregate over a TUMBLE/HOP/SESSION source", windowed[0], "aggregate the window in a subquery")
+        windows: dict[tuple, tuple[dict, list]] = {}  # (partition, order, frame) -> (params, [(call node, column)])
+        taken = set(self.b.schema(rel.ref).names)
+        for w in windowed:
+            fn, arg = AGGREGATES[type(w.this)], w.this.this
+            if isinstance(arg, exp.Distinct) or isinstance(w.parent, exp.Filter) or not isinstance(w.this, exp.AggFunc):
+                self.refuse(f"{w.this.sql()!r} in a window", w.this, "COUNT, SUM, AVG, MIN, MAX of one expression, or COUNT(*)")
+            partition = [self.resolve(p, rel.cols).phys if isinstance(p, exp.Column) else self.refuse("PARTITION BY an expression", p)
+                         for p in w.args.get("partition_by") or []]
+            order = [(c.phys, d) for c, d in self.window_order(w, rel)]
+            frame = self.window_frame(w, bool(order))
+            key = (tuple(partition), tuple(order), tuple(frame.items()))
+            params, calls = windows.setdefault(key, ({"group_by": partition, "order_by": [{"column": c, "desc": d} for c, d in order],
+                                                      "frame": frame, "aggregates": []}, []))
+            column = fresh_name(f"{fn}_over", taken)
+            taken.add(column)
+            expr = None if arg is None or isinstance(arg, exp.Star) else self.expression(arg, rel.cols)
+            params["aggregates"].append({"fn": fn, "expr": expr, "as": column})
+            calls.append((w, column))
+        for params, calls in windows.values():
+            out = self.b.add(level, f"{self.view}_over", "window_aggregate", params, {"in": rel.ref}, self.span(calls[0][0]),
+                             calls[0][0].sql())
+            rel = Rel(out, rel.cols + [Col(WINDOWED, c, c, merged=True) for _, c in calls], rel.lateness, rel.window, rel.rownum, rel.splits)
+            for w, column in calls:
+                self.window_names[column] = spark_name(w)
+                w.replace(exp.Column(this=exp.Identifier(this=column, quoted=True), table=exp.Identifier(this=WINDOWED, quoted=True)))
+        return rel
+
+    def window_order(self, node: exp.Window, rel: Rel) -> list[tuple[Col, bool]]:
+        """A window's ORDER BY: columns, ASC with NULLs first or DESC with NULLs last (Spark's defaults)."""
+        order = []
+        for o in (node.args.get("order").expressions if node.args.get("order") else []):
+            if not isinstance(o.this, exp.Column):
+                self.refuse("ORDER BY an expression", o)
+            d = bool(o.args.get("desc"))
+            nulls_first = o.args.get("nulls_first")
+            if bool(nulls_first) != (not d):
+                self.refuse(f"{'DESC' if d else 'ASC'} {'NULLS FIRST' if nulls_first else 'NULLS LAST'}", o, "NULLs come first ascending and last descending")
+            order.append((self.resolve(o.this, rel.cols), d))
+        return order
+
+    def window_frame(self, node: exp.Window, ordered: bool) -> dict:
+        """ROWS|RANGE BETWEEN ... AND ... as offsets (negative: preceding; null: unbounded).
+        Without a frame: RANGE from the first row to the current row's last peer, or the
+        whole partition without ORDER BY (SQL's defaults)."""
+        spec = node.args.get("spec")
+        if spec is None:
+            return {"unit": "range", "start": None, "end": 0 if ordered else None}
+        unit = (spec.args.get("kind") or "").lower()
+        if unit not in ("rows", "range"):
+            self.refuse(f"a {unit.upper()} frame", spec, "ROWS or RANGE")
+        if spec.args.get("exclude"):
+            self.refuse("EXCLUDE in a window frame", spec)
+
+        def offset(value, side, which):
+            if isinstance(value, str) and value.upper() == "UNBOUNDED":
+                if (side or "").upper() != ("PRECEDING" if which == "start" else "FOLLOWING"):
+                    self.fail(f"the frame cannot {which} at UNBOUNDED {(side or '').upper()}", node)
+                return None
+            if isinstance(value, str) and value.upper() == "CURRENT ROW":
+                return 0
+            if not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()):
+                self.refuse(f"frame bound {value.sql() if isinstance(value, exp.Expression) else value!r}", spec,
+                            "UNBOUNDED, CURRENT ROW or a whole number of rows PRECEDING / FOLLOWING")
+            if unit == "range":
+                self.refuse(f"RANGE with an offset ({value.sql()} {(side or '').upper()})", spec,
+                            "offsets need ROWS; RANGE goes from UNBOUNDED PRECEDING or CURRENT ROW to CURRENT ROW or UNBOUNDED FOLLOWING")
+            n = int(value.this)
+            return -n if (side or "").upper() == "PRECEDING" else n
+
+        start = offset(spec.args.get("start"), spec.args.get("start_side"), "start")
+        end = offset(spec.args.get("end") or "CURRENT ROW", spec.args.get("end_side"), "end")
+        if start is not None and end is not None and start > end:
+            self.fail("the frame starts after it ends", spec)
+        if unit == "rows" and not ordered and (start, end) != (None, None):
+            self.refuse("a ROWS frame without ORDER BY", spec, "which rows precede a row is given by ORDER BY")
+        return {"unit": unit, "start": start, "end": end}
+
     def row_number(self, node: exp.Window, name, rel: Rel, item) -> dict:
         if not isinstance(node.this, exp.RowNumber):
             self.refuse(f"window function {node.this.sql()!r}", node, "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) <= k only")
@@ -1181,16 +1271,8 @@ class Compiler:
         if name is None:
             self.fail("name ROW_NUMBER() with AS", node)
         partition = [self.resolve(p, rel.cols) if isinstance(p, exp.Column) else self.refuse("PARTITION BY an expression", p) for p in node.args.get("partition_by") or []]
-        order, desc = [], []
-        for o in (node.args.get("order").expressions if node.args.get("order") else []):
-            if not isinstance(o.this, exp.Column):
-                self.refuse("ORDER BY an expression", o)
-            d = bool(o.args.get("desc"))
-            nulls_first = o.args.get("nulls_first")
-            if bool(nulls_first) != (not d):
-                self.refuse(f"{'DESC' if d else 'ASC'} {'NULLS FIRST' if nulls_first else 'NULLS LAST'}", o, "NULLs come first ascending and last descending")
-            order.append(self.resolve(o.this, rel.cols))
-            desc.append(d)
+        ordered = self.window_order(node, rel)
+        order, desc = [c for c, _ in ordered], [d for _, d in ordered]
         if not order:
             self.fail("ROW_NUMBER() needs ORDER BY", node)
         return {"name": name, "partition_cols": partition, "order_cols": order, "desc": desc, "span": self.span(item), "node": node}
@@ -1321,6 +1403,8 @@ class Compiler:
 
 #: the qualifier of a scalar subquery's column (no SQL name reaches it)
 SCALAR = " scalar"
+#: the qualifier of a window aggregate's column
+WINDOWED = " window"
 
 
 def outer(node, *types) -> list:

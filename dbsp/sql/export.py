@@ -155,6 +155,8 @@ class _Exporter:
             cols = ", ".join(name(c) for c in out.names)
             return (f"SELECT {cols} FROM (SELECT *, ROW_NUMBER() OVER ({part}ORDER BY {order}) AS {rn} FROM {s} AS t) AS ranked"
                     f" WHERE {rn} <= {int(p['k'])}")
+        if kind == "window_aggregate":
+            return f"SELECT {', '.join([name(c) for c in schemas['in'].names] + [self.over(a, p) for a in p['aggregates']])} FROM {s} AS t"
         if kind in ("tumbling_window", "sliding_window", "session_window"):
             return self.window(node_id, kind, p, s, schemas["in"])
         if kind == "difference":
@@ -171,6 +173,26 @@ class _Exporter:
         else:
             text = f"{fn.upper()}({arg})"
         return f"{text} AS {name(a['as'])}"
+
+    def over(self, a: dict, p: dict) -> str:
+        """One window aggregate call: AGG(e) OVER (PARTITION BY ... ORDER BY ... frame) AS name."""
+        e = a.get("expr")
+        parts = []
+        if p.get("group_by"):
+            parts.append("PARTITION BY " + ", ".join(name(g) for g in p["group_by"]))
+        if p.get("order_by"):
+            parts.append("ORDER BY " + ", ".join(name(o["column"]) + (" DESC" if o.get("desc") else "") for o in p["order_by"]))
+        frame = p.get("frame") or {"unit": "range", "start": None, "end": 0 if p.get("order_by") else None}
+
+        def bound(offset, unbounded: str) -> str:
+            if offset is None:
+                return f"UNBOUNDED {unbounded}"
+            return "CURRENT ROW" if offset == 0 else f"{abs(offset)} {'PRECEDING' if offset < 0 else 'FOLLOWING'}"
+
+        if p.get("order_by"):
+            parts.append(f"{frame['unit'].upper()} BETWEEN {bound(frame['start'], 'PRECEDING')} AND {bound(frame['end'], 'FOLLOWING')}")
+        call = f"{a['fn'].upper()}({expression(e) if e not in (None, '') else '*'})"
+        return f"{call} OVER ({' '.join(parts)}) AS {name(a['as'])}"
 
     def window(self, node_id, kind, p, s, schema: Schema) -> str:
         time = p["time"]

@@ -100,6 +100,8 @@ def _pretty(n: exp.Expression) -> str:
         arg = n.this
         if arg is None or isinstance(arg, exp.Star):
             return "count(1)"
+    if isinstance(n, exp.Window):
+        return _pretty_window(n)
     if isinstance(n, exp.Distinct):
         return "DISTINCT " + ", ".join(_pretty(e) for e in n.expressions)
     if isinstance(n, exp.Func):
@@ -112,3 +114,28 @@ def _pretty(n: exp.Expression) -> str:
                     args.append(_pretty(v))
         return f"{name.lower()}({', '.join(args)})"
     return n.sql(dialect="spark")
+
+
+def _pretty_window(w: exp.Window) -> str:
+    """Spark's name of `f(...) OVER (...)`: the orders written out with their NULLs, the
+    frame Spark chose when none is given."""
+    parts = []
+    if w.args.get("partition_by"):
+        parts.append("PARTITION BY " + ", ".join(_pretty(p) for p in w.args["partition_by"]))
+    order = w.args["order"].expressions if w.args.get("order") else []
+    if order:
+        parts.append("ORDER BY " + ", ".join(
+            f"{_pretty(o.this)} {'DESC NULLS LAST' if o.args.get('desc') else 'ASC NULLS FIRST'}" for o in order))
+    spec = w.args.get("spec")
+    if spec is not None:
+        def bound(value, side):
+            text = value if isinstance(value, str) else _pretty(value)
+            return text if text.upper() == "CURRENT ROW" else f"{text} {side.upper()}"
+        start = bound(spec.args.get("start"), spec.args.get("start_side") or "PRECEDING")
+        end = bound(spec.args.get("end") or "CURRENT ROW", spec.args.get("end_side") or "FOLLOWING")
+        parts.append(f"{spec.args.get('kind', 'ROWS').upper()} BETWEEN {start} AND {end}")
+    elif order:
+        parts.append("RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW")
+    else:
+        parts.append("ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING")
+    return f"{_pretty(w.this)} OVER ({' '.join(parts)})"

@@ -19,6 +19,8 @@ non-linear ones are plain SQL over the multiset (each row repeated w times):
                 COUNT(DISTINCT e)
     top_k       ROW_NUMBER() OVER (PARTITION BY group ORDER BY order_by, then the
                 other columns) <= k over the multiset
+    window_aggregate   AGG(e) OVER (PARTITION BY group ORDER BY order_by[, then the
+                other columns for a ROWS frame] ROWS|RANGE BETWEEN ...) over the multiset
 
 SQL-vs-Z-set notes (what had to be said to make both mean the same):
 - SQL tables are multisets: there are no negative multiplicities. Z-set `difference` is
@@ -248,6 +250,8 @@ class Oracle:
         node = self.nodes[src]
         if node["kind"] == "input":
             return [(c["name"], c["type"]) for c in node["params"]["schema"]]
+        if node["kind"] == "window_aggregate":  # (only whether a column is a list matters here)
+            return self._types(src, "in") + [(a["as"], "bigint") for a in node["params"]["aggregates"]]
         if node["kind"] in ("filter", "distinct", "top_k", "union", "difference", "semijoin", "antijoin", "output"):
             return self._types(src, "a" if node["kind"] in ("union", "difference") else "left" if "left" in self.sources[src] else "in")
         if node["kind"] == "map":
@@ -299,6 +303,32 @@ class Oracle:
         return self._summed(f"SELECT {c}, 1 AS w FROM ({ranked}) WHERE __rank <= {int(p['k'])}", cols["in"]), cols["in"]
 
     # ---- a tick --------------------------------------------------------------------------
+    def _window_aggregate(self, p, rel, cols, node_id):
+        types = dict(self._types(node_id, "in"))
+        frame = p.get("frame") or {"unit": "range", "start": None, "end": 0 if p.get("order_by") else None}
+        ordered = [o["column"] for o in p.get("order_by") or []]
+        order = [f"{q(o['column'])} {'DESC NULLS LAST' if o.get('desc') else 'ASC NULLS FIRST'}" for o in p.get("order_by") or []]
+        if frame["unit"] == "rows":  # the engine's tie-break makes a ROWS frame's rows certain
+            order += [f"{'to_json(' + q(c) + ')::VARCHAR' if types.get(c, '').startswith('array<') else q(c)} ASC NULLS FIRST"
+                      for c in cols["in"] if c not in ordered]
+
+        def bound(offset, unbounded):
+            if offset is None:
+                return f"UNBOUNDED {unbounded}"
+            return "CURRENT ROW" if offset == 0 else f"{abs(offset)} {'PRECEDING' if offset < 0 else 'FOLLOWING'}"
+
+        group = p.get("group_by") or []
+        over = (("PARTITION BY " + ", ".join(q(g) for g in group) + " ") if group else "") + (
+            f"ORDER BY {', '.join(order)} " if order else "") + (
+            f"{frame['unit'].upper()} BETWEEN {bound(frame['start'], 'PRECEDING')} AND {bound(frame['end'], 'FOLLOWING')}")
+        parts = []
+        for a in p["aggregates"]:
+            e = sql_expr(a["expr"]) if a.get("expr") not in (None, "") else "*"
+            parts.append(f"{a['fn'].upper()}({e}) OVER ({over}) AS {q(a['as'])}")
+        c = ", ".join(q(x) for x in cols["in"])
+        out = cols["in"] + [a["as"] for a in p["aggregates"]]
+        return self._summed(f"SELECT {c}, {', '.join(parts)}, 1 AS w FROM {self._bag(rel['in'], cols['in'])}", out), out
+
     def _load(self):
         for name, schema in self.inputs.items():
             table = q("__table_" + name)

@@ -408,11 +408,15 @@ def _keyed_pairs():
     nodes = [orders, blocked, notes,
              {"id": "held", "kind": "semijoin", "params": keys}, {"id": "free", "kind": "antijoin", "params": keys},
              {"id": "marked", "kind": "left_join", "params": {"left_keys": ["id"], "right_keys": ["order_id"]}},
-             {"id": "first", "kind": "top_k", "params": {"group_by": ["cust"], "order_by": [{"column": "id"}], "k": 1}}]
+             {"id": "first", "kind": "top_k", "params": {"group_by": ["cust"], "order_by": [{"column": "id"}], "k": 1}},
+             {"id": "near", "kind": "window_aggregate", "params": {"group_by": ["cust"], "order_by": [{"column": "id"}],
+                                                                  "frame": {"unit": "rows", "start": -1, "end": 0},
+                                                                  "aggregates": [{"fn": "count", "as": "n"}]}}]
     edges = [("orders", "out", "held", "left"), ("blocked", "out", "held", "right"),
              ("orders", "out", "free", "left"), ("blocked", "out", "free", "right"),
-             ("orders", "out", "marked", "left"), ("notes", "out", "marked", "right"), ("orders", "out", "first", "in")]
-    for view in ("held", "free", "marked", "first"):
+             ("orders", "out", "marked", "left"), ("notes", "out", "marked", "right"), ("orders", "out", "first", "in"),
+             ("orders", "out", "near", "in")]
+    for view in ("held", "free", "marked", "first", "near"):
         nodes.append({"id": f"{view}_out", "kind": "output", "params": {}})
         edges.append((view, "out", f"{view}_out", "in"))
     return _circuit(nodes, edges)
@@ -465,6 +469,16 @@ def test_top_k_shows_the_group_the_row_was_ranked_in():
     assert render(explain(plan, KEYED_CHANGES, 0, "first", (1, 10)).contents) == tree("""
         top_k first (1, 10) w1
           [group cust = 10: 2 rows, the first 1 by id]
+            input orders (1, 10) w1
+            input orders (2, 10) w1
+    """)
+
+
+def test_a_window_aggregate_shows_the_partition_in_its_order():
+    plan = _keyed_pairs()
+    assert render(explain(plan, KEYED_CHANGES, 0, "near", (2, 10, 2)).contents) == tree("""
+        window_aggregate near (2, 10, 2) w1
+          [group cust = 10: 2 rows, in order of id]
             input orders (1, 10) w1
             input orders (2, 10) w1
     """)

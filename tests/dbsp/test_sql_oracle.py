@@ -106,9 +106,45 @@ def joins():
     return doc, ticks
 
 
+def over_rows():
+    """Window aggregates (AGG OVER): a ROWS frame of 2 preceding rows, one from 1 preceding
+    to 1 following, a running total (RANGE to the current row, ties as peers), one from the
+    current row's peers to the end, the whole partition without ORDER BY, and a global one:
+    NULL values and NULL order keys, a row of weight 2, deletes in the middle and at the
+    ends of a partition, a partition emptied."""
+    aggs = lambda *fns: [{"fn": fn, "expr": None if fn == "count" else e, "as": f"{fn}_{i}"} for i, (fn, e) in enumerate(fns)]
+    doc = circuit(
+        {"r": schema("g:string", "t:bigint", "v:bigint", "x:double")},
+        [("last3", "window_aggregate", {"group_by": ["g"], "order_by": [{"column": "t"}], "frame": {"unit": "rows", "start": -2, "end": 0},
+                                        "aggregates": aggs(("avg", "v"), ("sum", "v"), ("min", "v"), ("max", "x"), ("count", None))}),
+         ("around", "window_aggregate", {"group_by": ["g"], "order_by": [{"column": "t", "desc": True}], "frame": {"unit": "rows", "start": -1, "end": 1},
+                                         "aggregates": aggs(("sum", "x"), ("avg", "x"), ("count", "v"))}),
+         ("running", "window_aggregate", {"group_by": ["g"], "order_by": [{"column": "t"}],
+                                          "aggregates": aggs(("sum", "v"), ("max", "v"), ("sum", "x"))}),
+         ("rest", "window_aggregate", {"group_by": ["g"], "order_by": [{"column": "t"}], "frame": {"unit": "range", "start": 0, "end": None},
+                                       "aggregates": aggs(("min", "x"), ("count", None), ("avg", "v"))}),
+         ("whole", "window_aggregate", {"group_by": ["g"], "aggregates": aggs(("sum", "v * 2"), ("count", None))}),
+         ("everyone", "window_aggregate", {"order_by": [{"column": "v"}, {"column": "t"}], "frame": {"unit": "rows", "start": None, "end": 0},
+                                           "aggregates": aggs(("max", "g"), ("avg", "x"))}),
+         *[(f"o_{n}", "output", {}) for n in ("last3", "around", "running", "rest", "whole", "everyone")]],
+        [*[f"r.out->{n}.in" for n in ("last3", "around", "running", "rest", "whole", "everyone")],
+         *[f"{n}.out->o_{n}.in" for n in ("last3", "around", "running", "rest", "whole", "everyone")]])
+    rows = [ins(g="a", t=t, v=v, x=x) for t, v, x in [(1, 5, 0.5), (2, None, 1.25), (2, 7, None), (4, 3, 2.5), (None, 1, 0.1), (6, 9, 3.0)]]
+    rows += [ins(g="b", t=t, v=v, x=x) for t, v, x in [(1, 2, 1.0), (3, 2, 1.0), (5, -4, 7.5)]]
+    ticks = [
+        {"r": rows},
+        {"r": [dele(g="a", t=2, v=7, x=None), ins(g="a", t=3, v=8, x=0.75), {"weight": 2, "data": {"g": "b", "t": 2, "v": 6, "x": 0.5}}]},
+        {"r": [dele(g="a", t=None, v=1, x=0.1), dele(g="a", t=6, v=9, x=3.0), ins(g="c", t=1, v=1, x=1.0)]},
+        {"r": [dele(g="b", t=2, v=6, x=0.5), ins(g="a", t=0, v=-3, x=None)]},
+        {"r": [dele(g="c", t=1, v=1, x=1.0)]},
+        {"r": [dele(**r["insert"]) for r in rows[6:]] + [dele(g="b", t=2, v=6, x=0.5)]},
+    ]
+    return doc, ticks
+
+
 CASES = {"transactions": lambda: example("transactions"), "word_count": lambda: example("word_count"),
          "big_orders": lambda: example("big_orders"), "order_tags": lambda: example("order_tags"),
-         "extremes": extremes, "joins": joins}
+         "extremes": extremes, "joins": joins, "over_rows": over_rows}
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -119,7 +155,7 @@ def test_reference_equals_duckdb(case):
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("case", ["extremes", "joins"])
+@pytest.mark.parametrize("case", ["extremes", "joins", "over_rows"])
 def test_spark_equals_duckdb(spark, case, mode):
     from dbsp.spark import SparkRuntime
 

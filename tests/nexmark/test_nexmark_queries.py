@@ -24,15 +24,16 @@ def spark():
     return get_session()
 
 
-# a join with a filter (q3), a tumbling window (q12), a SQL function and hour() (q14), a top-k de-duplication (q18)
-@pytest.mark.parametrize("query", ["q3", "q12", "q14", "q18"])
+# a join with a filter (q3), a window aggregate over rows (q6), a tumbling window (q12), a SQL function and hour()
+# (q14), a top-k de-duplication (q18)
+@pytest.mark.parametrize("query", ["q3", "q6", "q12", "q14", "q18"])
 def test_query_equals_duckdb_at_every_tick_on_spark(query, batches, spark):
     result = engine.run_query(query, batches, spark=spark)
     assert result["ticks_checked"] == 4 and result["events"] == 2_000
     assert result["output_rows"] > 0  # the load reaches the query's rows (not an empty-equals-empty check)
 
 
-@pytest.mark.parametrize("query", ["q2", "q4", "q7", "q8", "q9", "q10", "q14", "q15", "q16", "q17", "q19", "q22"])
+@pytest.mark.parametrize("query", ["q2", "q4", "q6", "q7", "q8", "q9", "q10", "q14", "q15", "q16", "q17", "q19", "q22"])
 def test_query_equals_duckdb_at_every_tick_on_the_reference(query, batches):
     result = engine.run_query(query, batches, backend="reference")
     assert result["ticks_checked"] == 4 and result["output_rows"] > 0

@@ -114,7 +114,7 @@ def ticks(draw):
 @settings(max_examples=40, deadline=None)
 @given(ticks())
 def test_every_relational_operator_exports_to_sql_with_the_same_outputs(pushes_):
-    """top_k, left_join, semijoin, antijoin, sliding_window (its default lateness 0),
+    """top_k, window aggregates (a ROWS frame, a running one), left_join, semijoin, antijoin, sliding_window (its default lateness 0),
     map, distinct, a global aggregate, an upsert table, a column needing quotes."""
     exported = compile_sql(export_sql(ALL_OPERATORS))
     assert run(exported, pushes_) == run(ALL_OPERATORS, pushes_)

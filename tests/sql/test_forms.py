@@ -94,6 +94,13 @@ def test_unnamed_expressions_are_named_as_spark_names_them(spark):
         select = f"SELECT {', '.join(texts)} FROM r"
         ours = [spark_name(e) for e in sqlglot.parse_one(select).expressions]
         assert ours == spark.sql(select).columns
+    windows = [f"{call} OVER ({over})" for call, over in [
+        ("avg(b)", "PARTITION BY a ORDER BY b ROWS BETWEEN 10 PRECEDING AND CURRENT ROW"), ("sum(b)", "ORDER BY b DESC"),
+        ("count(*)", ""), ("min(s)", "PARTITION BY a ORDER BY b RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"),
+        ("max(b)", "PARTITION BY s, a ORDER BY a, b desc ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING"),
+        ("SUM(r.b)", "ORDER BY r.a ROWS UNBOUNDED PRECEDING")]]
+    select = f"SELECT {', '.join(windows)} FROM r"
+    assert [spark_name(e) for e in sqlglot.parse_one(select).expressions] == spark.sql(select).columns
 
 
 def test_unnamed_expressions_name_the_engine_columns_and_the_output_keeps_sparks_names():
@@ -103,6 +110,14 @@ def test_unnamed_expressions_name_the_engine_columns_and_the_output_keeps_sparks
     from dbsp import compile_plan
 
     assert compile_plan(document).schemas["v"].names == ["a", "a_1", "sum_b", "count_1", "a_2"]
+
+
+def test_an_unnamed_window_aggregate_keeps_sparks_name():
+    document = compile_sql(TABLES + "CREATE VIEW v AS SELECT a, AVG(b) OVER (PARTITION BY a ORDER BY b ROWS 2 PRECEDING) FROM r;")
+    out = next(n for n in document["nodes"] if n["id"] == "v")
+    [(column, name)] = out["params"]["sql_names"].items()
+    assert name == "avg(b) OVER (PARTITION BY a ORDER BY b ASC NULLS FIRST ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)"
+    assert column.startswith("avg_b_over_partition_by_a")
 
 
 # ---- generated views using the forms, against DuckDB ------------------------------------

@@ -28,7 +28,11 @@ AGGREGATES = ["COUNT(*) AS n", "COUNT(b) AS nb", "SUM(b) AS total", "MIN(b) AS l
               "COUNT(DISTINCT b) AS kinds", "AVG(b) AS mean", "SUM(a * b) AS weighted"]
 
 
-KINDS = ["filter", "group", "global", "join", "setop", "distinct", "subquery", "topk", "nested", "composed"]
+KINDS = ["filter", "group", "global", "join", "setop", "distinct", "subquery", "topk", "over", "nested", "composed"]
+FRAMES = ["", " ROWS BETWEEN 2 PRECEDING AND CURRENT ROW", " ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING", " ROWS UNBOUNDED PRECEDING",
+          " ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING", " ROWS BETWEEN 3 PRECEDING AND 1 PRECEDING",
+          " RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING", " RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"]
+OVER_CALLS = ["SUM(b)", "COUNT(*)", "AVG(b)", "MIN(s)", "MAX(b)", "COUNT(s)", "SUM(a * b)"]
 COMPOSED = [
     "WITH x AS (SELECT a, b FROM r WHERE b IS NOT NULL) SELECT x.a, COUNT(*) AS n, SUM(t.c) AS sc FROM x JOIN t ON x.a = t.a GROUP BY x.a",
     "SELECT q.a, q.n FROM (SELECT a, COUNT(*) AS n FROM r GROUP BY a) AS q WHERE q.n > 1 UNION SELECT a, c FROM t",
@@ -91,6 +95,27 @@ def queries(draw, kinds=tuple(KINDS)):
         ours = f"SELECT a, b, s FROM (SELECT *, ROW_NUMBER() OVER ({part}ORDER BY {order}) AS rn FROM r) AS q WHERE rn <= {k}"
         theirs = f"SELECT a, b, s FROM (SELECT *, ROW_NUMBER() OVER ({part}ORDER BY {full}) AS rn FROM r) AS q WHERE rn <= {k}"
         return ours, theirs
+    elif kind == "over":
+        # AGG(x) OVER (...): our ROWS frames order ties by the other columns ascending (NULLs first): say so to DuckDB
+        part = draw(st.sampled_from(["PARTITION BY a ", "PARTITION BY s ", "PARTITION BY a, s ", ""]))
+        order = draw(st.sampled_from([[("b", False)], [("b", True)], [("a", False), ("b", True)], []]))
+        frame = draw(st.sampled_from(FRAMES if order else ["", FRAMES[-1]]))
+        ordered = {c for c, _ in order}
+        spelled = [f"{c} {'DESC NULLS LAST' if d else 'ASC NULLS FIRST'}" for c, d in order]
+        if frame.startswith(" ROWS"):
+            spelled += [f"{c} ASC NULLS FIRST" for c in ("a", "b", "s") if c not in ordered]
+        calls = draw(st.lists(st.sampled_from(OVER_CALLS), min_size=1, max_size=2, unique=True))
+        ours_order = ("ORDER BY " + ", ".join(c + (" DESC" if d else "") for c, d in order)) if order else ""
+        theirs_order = ("ORDER BY " + ", ".join(spelled)) if spelled else ""
+        ours = ", ".join(f"{c} OVER ({part}{ours_order}{frame}) AS w{i}" for i, c in enumerate(calls))
+        theirs = ", ".join(f"{c} OVER ({part}{theirs_order}{frame}) AS w{i}" for i, c in enumerate(calls))
+        shape = draw(st.sampled_from(["plain", "expression", "filtered"]))
+        if shape == "expression":  # a window aggregate inside an expression, and unnamed
+            number = draw(st.sampled_from([c for c in OVER_CALLS if "(s)" not in c]))
+            ours += f", b - {number} OVER ({part}{ours_order}{frame})"
+            theirs += f", b - {number} OVER ({part}{theirs_order}{frame})"
+        inner = "r" if shape != "filtered" else "(SELECT * FROM r WHERE b IS NOT NULL OR s = 'x') AS f"
+        return f"SELECT a, b, s, {ours} FROM {inner}{where if shape == 'plain' else ''}", f"SELECT a, b, s, {theirs} FROM {inner}{where if shape == 'plain' else ''}"
     elif kind == "composed":
         q = draw(st.sampled_from(COMPOSED))
     else:

@@ -100,6 +100,7 @@ const KEYWORDS: Record<string, string> = {
   differentiate: 'changes delta',
   join: 'inner match',
   top_k: 'limit order rank',
+  window_aggregate: 'over rolling moving average running total frame preceding',
   union: 'concat plus',
 };
 

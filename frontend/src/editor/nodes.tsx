@@ -51,6 +51,17 @@ export function summary(node: DocNode): string {
       return `${list(p.left_keys)} = ${list(p.right_keys)}`;
     case 'top_k':
       return `k = ${String(p.k ?? '')}`;
+    case 'window_aggregate': {
+      const aggs = Array.isArray(p.aggregates)
+        ? (p.aggregates as { fn: string; expr?: string | null; as: string }[]).map((a) => `${a.fn}(${a.expr ?? '*'}) as ${a.as}`).join(', ')
+        : '';
+      const frame = (p.frame ?? {}) as { unit?: string; start?: number | null; end?: number | null };
+      const bound = (n: number | null | undefined, side: string) =>
+        n === null || n === undefined ? `unbounded ${side}` : n === 0 ? 'current row' : `${Math.abs(n)} ${n < 0 ? 'preceding' : 'following'}`;
+      const over = p.frame ? ` ${frame.unit ?? 'rows'} ${bound(frame.start, 'preceding')} to ${bound(frame.end, 'following')}` : '';
+      const by = list(p.group_by);
+      return `${aggs}${by ? ` by ${by}` : ''}${over}`;
+    }
     case 'fixedpoint':
       return `max ${String(p.max_iterations ?? '')} iterations`;
     case 'output': {
