@@ -2,12 +2,12 @@
 A new kind: its module's `KINDS`, added to `_SPECS` below."""
 from __future__ import annotations
 
-from . import delta, files, generator, kafka, mqtt, nats_jetstream, postgres, redis_streams, webhook
+from . import delta, files, generator, kafka, mqtt, nats_jetstream, nexmark, postgres, redis_streams, webhook
 from .errors import ConfigError
 from .kinds import KindSpec
 
 _SPECS = [*kafka.KINDS, *files.KINDS, *postgres.KINDS, *redis_streams.KINDS, *nats_jetstream.KINDS, *mqtt.KINDS,
-          *generator.KINDS, *delta.KINDS, *webhook.KINDS]
+          *generator.KINDS, *nexmark.KINDS, *delta.KINDS, *webhook.KINDS]
 _KINDS: dict[str, KindSpec] = {spec.name: spec for spec in _SPECS}
 
 

@@ -30,7 +30,7 @@ import subprocess
 import time
 
 from bench.nexmark import engine, streaming
-from bench.nexmark.generator import Config, NexmarkGenerator
+from connectors.nexmark_events import Config, NexmarkGenerator
 from bench.nexmark.queries import ORACLE, QUERIES, refusal
 
 #: events/s on 16 cores, streaming: Feldera (Rust implementation, "default" language) and

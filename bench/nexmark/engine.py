@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from bench.nexmark.generator import SCHEMAS
+from connectors.nexmark_events import SCHEMAS
 from bench.nexmark.queries import ORACLE, compile_query
 
 WEIGHT = "__w"

@@ -1,4 +1,4 @@
-"""The Nexmark generator (bench/nexmark/generator.py): the model's mix, ids, skew and
+"""The Nexmark generator (connectors/nexmark_events.py): the model's mix, ids, skew and
 event time, and determinism by seed whatever the batch size."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from bench.nexmark.generator import BLOCK, Config, NexmarkGenerator
+from connectors.nexmark_events import BLOCK, Config, NexmarkGenerator
 
 EVENTS = 25_000  # crosses a block boundary (BLOCK = 10,000)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.nexmark import engine
-from bench.nexmark.generator import Config, NexmarkGenerator
+from connectors.nexmark_events import Config, NexmarkGenerator
 from bench.nexmark.queries import ORACLE, QUERIES, refusal
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -938,6 +938,7 @@ export interface components {
              *     * `mqtt_source` - mqtt_source
              *     * `nats_sink` - nats_sink
              *     * `nats_source` - nats_source
+             *     * `nexmark_source` - nexmark_source
              *     * `postgres_sink` - postgres_sink
              *     * `postgres_source` - postgres_source
              *     * `redis_sink` - redis_sink
@@ -980,6 +981,7 @@ export interface components {
          *     * `mqtt_source` - mqtt_source
          *     * `nats_sink` - nats_sink
          *     * `nats_source` - nats_source
+         *     * `nexmark_source` - nexmark_source
          *     * `postgres_sink` - postgres_sink
          *     * `postgres_source` - postgres_source
          *     * `redis_sink` - redis_sink
@@ -987,7 +989,7 @@ export interface components {
          *     * `webhook_sink` - webhook_sink
          * @enum {string}
          */
-        ConnectorKindEnum: "delta_sink" | "delta_source" | "file_sink" | "file_source" | "generator_source" | "kafka_sink" | "kafka_source" | "mqtt_sink" | "mqtt_source" | "nats_sink" | "nats_source" | "postgres_sink" | "postgres_source" | "redis_sink" | "redis_source" | "webhook_sink";
+        ConnectorKindEnum: "delta_sink" | "delta_source" | "file_sink" | "file_source" | "generator_source" | "kafka_sink" | "kafka_source" | "mqtt_sink" | "mqtt_source" | "nats_sink" | "nats_source" | "nexmark_source" | "postgres_sink" | "postgres_source" | "redis_sink" | "redis_source" | "webhook_sink";
         ConnectorRequest: {
             config?: unknown;
             /**
@@ -1004,6 +1006,7 @@ export interface components {
              *     * `mqtt_source` - mqtt_source
              *     * `nats_sink` - nats_sink
              *     * `nats_source` - nats_source
+             *     * `nexmark_source` - nexmark_source
              *     * `postgres_sink` - postgres_sink
              *     * `postgres_source` - postgres_source
              *     * `redis_sink` - redis_sink

@@ -289,12 +289,12 @@ class NexmarkGenerator:
                 cached.clear()  # batches move forward: keep one block
                 cached[b] = self.block(b)
             for name, table in cached[b].items():
-                number = self._event_numbers(name, table)
+                number = self.event_numbers(name, table)
                 mask = (number >= lo) & (number < hi)
                 parts[name].append(table.filter(pa.array(mask)))
         return {name: pa.concat_tables(ts) if len(ts) > 1 else ts[0] for name, ts in parts.items()}
 
-    def _event_numbers(self, name: str, table: pa.Table) -> np.ndarray:
+    def event_numbers(self, name: str, table: pa.Table) -> np.ndarray:
         us = table.column("date_time").cast(pa.int64()).to_numpy()
         return (us - self._base_us) // (self.config.event_interval_ms * 1000)
 
