@@ -186,9 +186,7 @@ def parquet_bytes(rows: list[tuple[dict, int]], schema) -> bytes:
 
 def _open_sink(o):
     wants_schema = (o.config.get("format") or SINK_FORMATS[0]) == "parquet"
-    if not wants_schema:
-        return FileSink(o.config, o.node)
-    return FileSink(o.config, o.node, o.schema if o.schema is not None else arrow_rows.view_schema(o.run_id, o.node))
+    return FileSink(o.config, o.node, arrow_rows.sink_schema(o) if wants_schema else None)
 
 
 KINDS = [

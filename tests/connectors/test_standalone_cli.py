@@ -350,3 +350,37 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(tmp_path):
     expected = oracle([(r, 1) for r in rows + more])
     files = sink_files(out, "totals")
     assert integrated([line for t in sorted(files) for line in files[t]]) == expected["totals"]
+
+
+def test_parquet_and_delta_sinks_take_the_view_schema_from_the_plan(tmp_path):
+    """The sinks that type their columns by the view's schema read it from the command line's
+    plan (the server's read the run's circuit version from the database)."""
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    rows = orders(0, 20)
+    write_csv(inbox / "01.csv", rows[:12])
+    write_csv(inbox / "02.csv", rows[12:] + rows[:4], [1] * 8 + [-1] * 4)
+    sql = tmp_path / "views.sql"
+    sql.write_text(views_sql(
+        {"name": "orders-in", "transport": {"name": "file_input", "config": {"path": str(inbox)}}, "format": {"name": "csv"}},
+        {"big_orders": [{"name": "big-parquet", "transport": {"name": "file_output", "config": {
+            "path": str(tmp_path / "parquet"), "format": "parquet"}}}],
+         "totals": [{"name": "totals-delta", "transport": {"name": "delta_output", "config": {
+             "path": str(tmp_path / "delta"), "mode": "table", "key": "customer"}}}]}))
+
+    result = cli(sql, "--until-idle", "--backend", "reference", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    expected = oracle([(r, 1) for r in rows] + [(r, -1) for r in rows[:4]])
+    big = Counter()
+    for path in sorted((tmp_path / "parquet").glob("big_orders-*.parquet")):
+        for record in pq.read_table(path).to_pylist():
+            weight = record.pop("weight")
+            big[tuple(sorted(record.items()))] += weight
+    assert +big == expected["big_orders"]
+    table = DeltaTable(str(tmp_path / "delta")).to_pyarrow_table().to_pylist()
+    assert Counter(tuple(sorted((k, v) for k, v in r.items() if k in ("customer", "total", "orders"))) for r in table) \
+        == expected["totals"]
