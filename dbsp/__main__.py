@@ -102,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from .datalog import DatalogInvalid
 
+    connected = args.command == "run" and args.pushes is None
+    if connected:
+        # The command line is an application over the whole stack: running a circuit's
+        # connectors takes the connectors package (.importlinter's one ignored import;
+        # docs/architecture.md). The kinds go to the engine before the circuit is read,
+        # so its connectors are checked against them (in SQL, with their line:column).
+        from connectors import standalone
+
+        standalone.hand_kinds_to_the_engine()
     path = args.views if args.command == "sql" else args.circuit
     try:
         document = _load(path, getattr(args, "pushes", None))
@@ -140,19 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         if not problems:
             print(json.dumps({"valid": True}))
         return 1 if problems else 0
-    connected = args.command == "run" and args.pushes is None
-    if connected:
-        if not declared_in(document):
-            print(f"{path}: declares no connectors: give a pushes file (python -m dbsp run CIRCUIT PUSHES)",
-                  file=sys.stderr)
-            return 2
-        # The command line is an application over the whole stack: running a circuit's
-        # connectors takes the connectors package (.importlinter's one ignored import;
-        # docs/architecture.md). The kinds go to the engine first, so the connectors'
-        # declarations are checked against them.
-        from connectors import standalone
-
-        standalone.hand_kinds_to_the_engine()
+    if connected and not declared_in(document):
+        print(f"{path}: declares no connectors: give a pushes file (python -m dbsp run CIRCUIT PUSHES)",
+              file=sys.stderr)
+        return 2
     try:
         plan = compile_plan(document)
     except CircuitInvalid as e:

@@ -387,3 +387,19 @@ def test_parquet_and_delta_sinks_take_the_view_schema_from_the_plan(tmp_path):
     table = DeltaTable(str(tmp_path / "delta")).to_pyarrow_table().to_pylist()
     assert Counter(tuple(sorted((k, v) for k, v in r.items() if k in ("customer", "total", "orders"))) for r in table) \
         == expected["totals"]
+
+
+def test_a_declaration_the_kinds_refuse_is_named_before_anything_runs(tmp_path):
+    sql = tmp_path / "views.sql"
+    sql.write_text(views_sql({"name": "orders-in", "transport": {"name": "ftp_input", "config": {"path": "/x"}}}))
+    result = cli(sql, "--until-idle", cwd=tmp_path)
+    assert result.returncode == 1
+    assert re.match(r"views\.sql:1:\d+: connector 1 of orders: unknown transport 'ftp_input' \(transports: .*file_input",
+                    Path(result.stderr.strip()).name), result.stderr
+    sql.write_text(views_sql({"name": "orders-in", "transport": {"name": "file_input", "config": {"path": "/x", "pth": 1}}}))
+    result = cli(sql, "--until-idle", cwd=tmp_path)
+    assert result.returncode == 1
+    assert re.fullmatch(r"views\.sql:1:\d+: table orders: node 'orders': connectors\[0\] 'orders-in': unknown option "
+                        r"'pth' for file_source \(options: columns, format, max_batch, path, pattern\)",
+                        Path(result.stderr.strip()).name), result.stderr
+    assert not (tmp_path / ".dbsp-state").exists()
