@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("validate", help="list every problem of a circuit").add_argument("circuit")
     sub.add_parser("plan", help="print the compiled incremental plan").add_argument("circuit")
-    run = sub.add_parser("run", help="run a circuit over a pushes file")
+    run = sub.add_parser("run", help="run a circuit over a pushes file, or fed by the connectors it declares")
     run.add_argument("circuit")
     run.add_argument("pushes", nargs="?",
                      help="one line of changes per tick; without it, the connectors the circuit declares feed it")

@@ -403,3 +403,9 @@ def test_a_declaration_the_kinds_refuse_is_named_before_anything_runs(tmp_path):
                         r"'pth' for file_source \(options: columns, format, max_batch, path, pattern\)",
                         Path(result.stderr.strip()).name), result.stderr
     assert not (tmp_path / ".dbsp-state").exists()
+
+    plain = ROOT / "examples" / "sql" / "big_orders.sql"  # no connectors: run needs a pushes file
+    result = cli(plain, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("big_orders.sql: declares no connectors: give a pushes file "
+                                          "(python -m dbsp run CIRCUIT PUSHES)")
