@@ -55,13 +55,12 @@ REFUSALS = ("authentication failed", "no password supplied", "must be superuser 
 
 
 def _installation_key() -> str:
-    """This installation's secret key (the server's settings), or "" on the command line,
-    which has no settings (its connectors' idents carry a hash of their state folder)."""
-    if not os.environ.get("DJANGO_SETTINGS_MODULE"):
-        return ""
-    from django.conf import settings  # the server's settings; the command line runs without Django
+    """This installation's secret key (the server's settings, set up before any connector
+    opens), or "" on the command line, which sets up no Django (its connectors' idents
+    carry a hash of their state folder)."""
+    from django.conf import settings  # lazy: importing it reads nothing
 
-    return settings.SECRET_KEY
+    return settings.SECRET_KEY if settings.configured else ""
 
 
 def slot_name(ident: str) -> str:

@@ -409,3 +409,43 @@ def test_a_declaration_the_kinds_refuse_is_named_before_anything_runs(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().endswith("big_orders.sql: declares no connectors: give a pushes file "
                                           "(python -m dbsp run CIRCUIT PUSHES)")
+
+
+def test_a_postgres_source_snapshot_then_changes_across_a_restart(tmp_path, cdc_postgres):
+    """postgres_source on the command line: its schema from the plan, its slot named after
+    the state folder; the snapshot, then changes made while it was down, each once."""
+    import psycopg
+
+    url = cdc_postgres.new_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA shop")
+        conn.execute("CREATE TABLE shop.orders (id bigint PRIMARY KEY, customer text, amount bigint)")
+        conn.execute("ALTER TABLE shop.orders REPLICA IDENTITY FULL")
+        conn.cursor().executemany("INSERT INTO shop.orders VALUES (%s, %s, %s)",
+                                  [(r["id"], r["customer"], r["amount"]) for r in orders(0, 30)])
+    sql, _, out = file_circuit(tmp_path)
+    sql.write_text(views_sql(
+        {"name": "orders-pg", "transport": {"name": "postgres_input", "config": {"dsn": url, "table": "shop.orders"}}},
+        {view: [{"name": f"{view}-out", "transport": {"name": "file_output", "config": {"path": str(out)}}}]
+         for view in ("big_orders", "totals")}))
+
+    first = cli(sql, "--until-idle", "--backend", "reference", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE shop.orders SET amount = amount + 100 WHERE id < 5")
+        conn.execute("DELETE FROM shop.orders WHERE id >= 25")
+        conn.cursor().executemany("INSERT INTO shop.orders VALUES (%s, %s, %s)",
+                                  [(r["id"], r["customer"], r["amount"]) for r in orders(30, 10)])
+    second = cli(sql, "--until-idle", "--backend", "reference", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "resumed after tick" in second.stderr and second.stdout  # the changes made ticks of their own
+
+    with psycopg.connect(url) as conn:  # the table as it is now: what the views must integrate to
+        now = [{"id": i, "customer": c, "amount": a} for i, c, a in conn.execute("SELECT * FROM shop.orders")]
+    expected = oracle([(r, 1) for r in now])
+    for view in ("big_orders", "totals"):
+        files = sink_files(out, view)
+        assert integrated([line for t in sorted(files) for line in files[t]]) == expected[view], view
+    with psycopg.connect(url, autocommit=True) as conn:  # let go of the slot this test made
+        for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = current_database()"):
+            conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
