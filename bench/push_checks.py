@@ -2,7 +2,7 @@
 JSON and CSV, in one process: this tree's code against another tree's CSV reader
 (`--before DIR`, e.g. a `git archive` of the commit before) alternately, so load hits
 both alike. JSON: orjson parse + `input_log.validated` (the lane's and the view's
-check). CSV: `csv_records.records_from_csv` + the check (before: the reader coerced
+check). CSV: `dbsp/csv_records.records_from_csv` + the check (before: the reader coerced
 every value and the check ran again on the records).
 
     .venv/bin/python -m bench.push_checks --before /tmp/push-before
@@ -30,7 +30,7 @@ def main() -> None:
     import orjson
 
     from dbsp.types import Schema
-    from runs import csv_records
+    from dbsp import csv_records
     from runs.input_log import validated
 
     old = None

@@ -8,6 +8,6 @@ class ConnectorsConfig(AppConfig):
     def ready(self):
         from . import cleanup  # noqa: F401 - its receiver drops what a deleted connector kept outside
         from . import signals  # noqa: F401 - a new run gets its document's connectors
-        from .declared import hand_kinds_to_the_engine
+        from .registry import hand_kinds_to_the_engine
 
         hand_kinds_to_the_engine()

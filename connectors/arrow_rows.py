@@ -96,6 +96,11 @@ def delta_table(rows: list[tuple[dict, int]], schema: Schema | None, extra: dict
     return pa.table({**columns, **extra})
 
 
+def sink_schema(opening) -> Schema | None:
+    """A sink's view schema: the one its opener gave (the command line's plan), else the run's."""
+    return opening.schema if opening.schema is not None else view_schema(opening.run_id, opening.node)
+
+
 def view_schema(run_id: int, view: str) -> Schema | None:
     """The output view's schema in the run's circuit version (None for a connection test)."""
     from circuits.services import plan_for

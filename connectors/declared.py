@@ -4,25 +4,9 @@ version when it starts, in the transaction that creates the run, so a run never 
 without them (docs/connectors.md, "Declaring them in the editor")."""
 from __future__ import annotations
 
-from dbsp.connector_specs import KindShape, declare_kinds
+from dbsp.connector_specs import declared_in
 
 from .models import Connector
-from .registry import kinds
-
-
-def hand_kinds_to_the_engine() -> None:
-    """The engine checks documents' connectors against these kinds (at app start)."""
-    declare_kinds([KindShape(s.name, s.source, s.options, s.required, s.formats) for s in kinds().values()])
-
-
-def declared_in(document: dict) -> list[tuple[str, dict]]:
-    """(node, entry) for each connector the document declares, in node order."""
-    found = []
-    for node in (document or {}).get("nodes") or []:
-        if node.get("kind") in ("input", "output"):
-            for entry in (node.get("params") or {}).get("connectors") or []:
-                found.append((node["id"], entry))
-    return found
 
 
 def create_for_run(run) -> list[Connector]:

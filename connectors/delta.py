@@ -283,7 +283,7 @@ KINDS = [
              lambda o: DeltaSource(o.config, o.secrets, o.position),
              doc="a Delta table's snapshot at a version, then each later version's changes", check=_check_source),
     KindSpec("delta_sink", False, frozenset({"path", "mode", "key"}), ("path",),
-             lambda o: DeltaSink(o.config, o.secrets, o.ident, arrow_rows.view_schema(o.run_id, o.node)),
+             lambda o: DeltaSink(o.config, o.secrets, o.ident, arrow_rows.sink_schema(o)),
              doc="appends each tick's delta to a Delta table (or keeps the view by key) in one commit, once",
              check=_check_sink),
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from runs.csv_records import CSVInvalid, records_from_csv
+from dbsp.csv_records import CSVInvalid, records_from_csv
 
 from . import arrow_rows, formats
 from .errors import ConfigError, RecordError, Transient, bare
@@ -60,7 +60,7 @@ class FileSource:
     def poll(self, max_records: int, decode, schema):
         """([(position, records)], the position after them): up to max_records records
         of the first file not yet applied. `decode(position, payload)` reads one line of
-        a JSON format; a CSV file is read with its header (runs/csv_records.py)."""
+        a JSON format; a CSV file is read with its header (dbsp/csv_records.py)."""
         files = self.pending()
         if not files:
             return [], self.position()
@@ -186,7 +186,7 @@ def parquet_bytes(rows: list[tuple[dict, int]], schema) -> bytes:
 
 def _open_sink(o):
     wants_schema = (o.config.get("format") or SINK_FORMATS[0]) == "parquet"
-    return FileSink(o.config, o.node, arrow_rows.view_schema(o.run_id, o.node) if wants_schema else None)
+    return FileSink(o.config, o.node, arrow_rows.sink_schema(o) if wants_schema else None)
 
 
 KINDS = [

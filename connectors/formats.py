@@ -9,7 +9,7 @@ input log's one check (runs/input_log.py `validate`) with every other push's.
   u deletes `before` and inserts `after`;
 - `json`: a plain row (or an array of rows): inserts;
 - `csv`: one CSV line, the fields in the input's column order (or the connector's
-  `columns`), converted as a CSV upload's are (runs/csv_records.py).
+  `columns`), converted as a CSV upload's are (dbsp/csv_records.py).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import json
 import orjson
 
 from dbsp.types import Schema
-from runs.csv_records import records_from_csv
+from dbsp.csv_records import records_from_csv
 
 from .errors import bare
 

@@ -91,6 +91,19 @@ class KafkaSource:
             after[str(m.partition())] = m.offset() + 1
         return out, {"offsets": after}
 
+    def drained(self) -> bool:
+        """Every partition read to its end (the high watermark, or past it when a transaction's
+        commit marker holds the last offset): what the command line's --until-idle asks."""
+        try:
+            for p, offset in self.offsets.items():
+                tp = TopicPartition(self.topic, int(p))
+                _, high = self.consumer.get_watermark_offsets(tp, timeout=TIMEOUT, cached=False)
+                if int(offset) < high and max(int(offset), self.consumer.position([tp])[0].offset) < high:
+                    return False
+        except KafkaException:
+            return False
+        return True
+
     def advanced(self, position: dict) -> None:
         """The position was committed with its push: remember it, and tell the consumer
         group (best effort, for tools that watch the group and for start=stored)."""

@@ -8,8 +8,8 @@ import threading
 from django.conf import settings
 
 from .errors import ConfigError, RecordError, Transient
-from .kinds import KindSpec, Opening
-from .pump import open_kind, secrets_of
+from .kinds import KindSpec, Opening, secrets_of
+from .pump import open_kind
 from .registry import kinds, spec
 
 #: how the form edits an option, by its name (others: a line of text)

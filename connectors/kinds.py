@@ -23,8 +23,11 @@ Either raises `errors.Transient` (tried again with backoff), `errors.ConfigError
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
+
+from .errors import ConfigError
 
 NAME_WORDS = ("password", "secret", "token", "key")
 
@@ -39,11 +42,16 @@ class Opening:
     config: dict
     secrets: dict
     position: dict  # a source's stored position ({} for a new one)
+    #: the input's (source) or the view's (sink) schema when the opener has it (the command
+    #: line); None: a kind that needs it reads the run's circuit version from the database
+    schema: object = None
+    #: whose connector it is, for `ident`, when not a run's (the command line's state folder)
+    scope: str | None = None
 
     @property
     def ident(self) -> str:
         """A name unique to this run's connector (consumer groups, transactional ids, slots)."""
-        return f"dbspweb-run{self.run_id}-{self.name}"
+        return f"dbspweb-{self.scope or f'run{self.run_id}'}-{self.name}"
 
 
 @dataclass(frozen=True)
@@ -60,3 +68,15 @@ class KindSpec:
     check: Callable[[dict, object], str | None] | None = field(default=None)
     #: called when the connector is deleted (best effort), e.g. to drop a replication slot
     drop: Callable[[Opening], None] | None = field(default=None)
+
+
+def secrets_of(stored: dict | None, from_env: dict | None, where: str = "on the worker") -> dict:
+    """The stored secrets and those named as environment variables, read now (where the
+    client opens): a variable that is not set is a ConfigError naming it."""
+    secrets = dict(stored or {})
+    for option, variable in (from_env or {}).items():
+        value = os.environ.get(variable)
+        if value is None:
+            raise ConfigError(f"secret {option!r}: the environment variable {variable} is not set {where}")
+        secrets[option] = value
+    return secrets

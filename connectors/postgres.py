@@ -34,7 +34,6 @@ import time
 from decimal import Decimal, InvalidOperation
 
 import psycopg
-from django.conf import settings
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
@@ -55,13 +54,22 @@ REFUSALS = ("authentication failed", "no password supplied", "must be superuser 
             "permission denied", "does not exist")
 
 
+def _installation_key() -> str:
+    """This installation's secret key (the server's settings, set up before any connector
+    opens), or "" on the command line, which sets up no Django (its connectors' idents
+    carry a hash of their state folder)."""
+    from django.conf import settings  # lazy: importing it reads nothing
+
+    return settings.SECRET_KEY if settings.configured else ""
+
+
 def slot_name(ident: str) -> str:
     """A replication slot's and publication's name for a connector: lower case letters,
     digits and _ (what PostgreSQL allows), then a hash of the ident and of this
     installation's secret key (slot names are the server's, not a database's: two
     installations' run 1 must not share one). Stored in the position, which is what a
     connector opens again and what its deletion drops."""
-    digest = hashlib.sha1(f"{settings.SECRET_KEY}\0{ident}".encode()).hexdigest()[:8]
+    digest = hashlib.sha1(f"{_installation_key()}\0{ident}".encode()).hexdigest()[:8]
     return (re.sub(r"[^a-z0-9_]", "_", ident.lower())[:50] + "_" + digest)
 
 
@@ -543,7 +551,7 @@ class PostgresSink:
     def __init__(self, opening: Opening, schema):
         # the sink's row in the target's progress table: its run and name, and this installation's
         # (two installations' run 1 may write to one database)
-        installation = hashlib.sha1(f"{settings.SECRET_KEY}\0sink".encode()).hexdigest()[:8]
+        installation = hashlib.sha1(f"{_installation_key()}\0sink".encode()).hexdigest()[:8]
         self.config, self.schema, self.sink = opening.config, schema, f"{opening.ident}-{installation}"
         self.mode = self.config.get("mode", "table")
         self.keys = _keys(self.config)
@@ -670,6 +678,8 @@ class PostgresSink:
 
 
 def _schema_of(opening: Opening, source: bool):
+    if opening.schema is not None:  # the command line's plan
+        return opening.schema
     from circuits.services import plan_for
     from runs.models import Run
 

@@ -13,7 +13,6 @@ Exactly once:
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -29,7 +28,7 @@ from runs.models import Run, TickOutput
 
 from . import formats
 from .errors import ConfigError, RecordError, Transient, bare
-from .kinds import Opening
+from .kinds import Opening, secrets_of
 from .registry import spec
 from .models import Connector, State
 
@@ -202,15 +201,3 @@ def open_client(run: Run, connector: Connector):
 
 def open_kind(kind: str, opening: Opening):
     return spec(kind).open(opening)
-
-
-def secrets_of(stored: dict | None, from_env: dict | None) -> dict:
-    """The stored secrets and those named as environment variables, read now (on the
-    worker, when the client opens): a variable that is not set is a ConfigError naming it."""
-    secrets = dict(stored or {})
-    for option, variable in (from_env or {}).items():
-        value = os.environ.get(variable)
-        if value is None:
-            raise ConfigError(f"secret {option!r}: the environment variable {variable} is not set on the worker")
-        secrets[option] = value
-    return secrets

@@ -2,6 +2,8 @@
 A new kind: its module's `KINDS`, added to `_SPECS` below."""
 from __future__ import annotations
 
+from dbsp.connector_specs import KindShape, declare_kinds
+
 from . import delta, files, generator, kafka, mqtt, nats_jetstream, nexmark, postgres, redis_streams, webhook
 from .errors import ConfigError
 from .kinds import KindSpec
@@ -25,3 +27,9 @@ def spec(kind: str) -> KindSpec:
 def is_source(kind: str) -> bool:
     found = _KINDS.get(kind)
     return bool(found and found.source)
+
+
+def hand_kinds_to_the_engine() -> None:
+    """The engine checks documents' connectors against these kinds (at app start, and
+    by the command line before it compiles a circuit that declares connectors)."""
+    declare_kinds([KindShape(s.name, s.source, s.options, s.required, s.formats) for s in _KINDS.values()])

@@ -3,6 +3,7 @@
     python -m dbsp validate CIRCUIT.json          every problem, one JSON object per line
     python -m dbsp plan CIRCUIT.json              the compiled incremental plan (a document)
     python -m dbsp run CIRCUIT.json PUSHES.jsonl  per tick, the output deltas as JSON lines
+    python -m dbsp run VIEWS.sql [--until-idle]   the same, fed by the connectors it declares
     python -m dbsp sql VIEWS.sql                  the circuit document compiled from SQL views
     python -m dbsp export-sql CIRCUIT.json        the SQL of a circuit (when SQL can express it)
     python -m dbsp datalog PROGRAM.dl             the circuit a Datalog program compiles to
@@ -21,6 +22,13 @@ line naming the pushes line, the tick, the node and its operator:
 `pushes.jsonl:3: tick 2: node 'scaled' (map): ValueOutOfRange: '*' gave ..., outside the bigint range (64 bits)`.
 A tick that deletes a row an input (without a primary key or
 `allow_negative`) does not hold is refused (dbsp/inputs.py): exit 1 naming the record.
+Without a pushes file, `run` runs the connectors the circuit declares (`WITH ('connectors'
+= ...)` in SQL; docs/connectors.md, "Without the server: the command line"): sources polled
+into ticks, each tick's view deltas written to the sinks, exactly once across restarts
+through a state folder (`--state`, default `.dbsp-state/<circuit name>`; connectors/standalone.py).
+`--until-idle` exits 0 once every source is drained and every sink has the last tick;
+without it, it runs until Ctrl-C. A record a connector cannot push exits 1 with one line
+naming the connector, the record's position and the column.
 `--verify` recomputes every view from scratch with the reference evaluator at every tick
 and compares it with the integrated incremental outputs: on a difference it prints the
 differing rows (missing/extra, with weights) and exits 3.
@@ -30,7 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
+from .connector_specs import declared_in
 from .errors import CircuitInvalid, DataInvalid, TickFailed
 from .inputs import InputTable, checks_deletes
 from .plan import compile_plan
@@ -72,9 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("validate", help="list every problem of a circuit").add_argument("circuit")
     sub.add_parser("plan", help="print the compiled incremental plan").add_argument("circuit")
-    run = sub.add_parser("run", help="run a circuit over a pushes file")
+    run = sub.add_parser("run", help="run a circuit over a pushes file, or fed by the connectors it declares")
     run.add_argument("circuit")
-    run.add_argument("pushes")
+    run.add_argument("pushes", nargs="?",
+                     help="one line of changes per tick; without it, the connectors the circuit declares feed it")
+    run.add_argument("--until-idle", action="store_true",
+                     help="with connectors: exit once every source is drained and every sink has the last tick")
+    run.add_argument("--state", help="with connectors: the folder keeping the sources' positions and the logged "
+                                     "ticks, to resume exactly once (default .dbsp-state/<circuit name>)")
     run.add_argument("--backend", choices=["spark", "reference"], default="spark")
     run.add_argument("--stats", action="store_true", help="include frontier and stats per tick")
     run.add_argument("--verify", action="store_true",
@@ -87,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from .datalog import DatalogInvalid
 
+    connected = args.command == "run" and args.pushes is None
+    if connected:
+        # The command line is an application over the whole stack: running a circuit's
+        # connectors takes the connectors package (.importlinter's one ignored import;
+        # docs/architecture.md). The kinds go to the engine before the circuit is read,
+        # so its connectors are checked against them (in SQL, with their line:column).
+        from connectors import standalone
+
+        standalone.hand_kinds_to_the_engine()
     path = args.views if args.command == "sql" else args.circuit
     try:
         document = _load(path, getattr(args, "pushes", None))
@@ -125,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         if not problems:
             print(json.dumps({"valid": True}))
         return 1 if problems else 0
+    if connected and not declared_in(document):
+        print(f"{path}: declares no connectors: give a pushes file (python -m dbsp run CIRCUIT PUSHES)",
+              file=sys.stderr)
+        return 2
     try:
         plan = compile_plan(document)
     except CircuitInvalid as e:
@@ -143,8 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         from .spark import SparkRuntime
 
         runtime = SparkRuntime(plan)
-    tables = {name: InputTable(name, schema, checks_deletes(plan, name)) for name, schema in plan.inputs.items()}
     verifier = Verifier(plan) if args.verify else None
+    if connected:
+        return standalone.run(document, plan, runtime, verifier, standalone.Options(
+            path, Path(args.state) if args.state else standalone.default_state(path), args.until_idle, args.stats))
+    tables = {name: InputTable(name, schema, checks_deletes(plan, name)) for name, schema in plan.inputs.items()}
     with open(args.pushes) as f:
         for line_no, line in enumerate(f, 1):
             tick = json.loads(line) if line.strip() else {}

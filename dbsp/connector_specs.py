@@ -121,3 +121,13 @@ def check(node_id: str, value, source: bool) -> list[Problem]:
         if fmt is not None and shape.formats and fmt not in shape.formats:
             problems.append(problem(f"{at}: format must be one of {', '.join(shape.formats)}; got {fmt!r}"))
     return problems
+
+
+def declared_in(document: dict) -> list[tuple[str, dict]]:
+    """(node, entry) for each connector the document declares, in node order."""
+    found = []
+    for node in (document or {}).get("nodes") or []:
+        if node.get("kind") in ("input", "output"):
+            for entry in (node.get("params") or {}).get("connectors") or []:
+                found.append((node["id"], entry))
+    return found

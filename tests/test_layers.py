@@ -46,6 +46,9 @@ def tree(tmp_path_factory) -> Path:
     ("runs/lifecycle.py", "from workers.tasks import stop_run", "Django side in layers"),
     # the engine importing Django
     ("dbsp/plan.py", "from django.conf import settings", "The engine (dbsp) imports no web framework"),
+    # the engine's library reaching the connectors: only dbsp/__main__.py -> connectors.standalone is ignored
+    ("dbsp/plan.py", "from connectors import standalone", "The engine (dbsp) imports no web framework"),
+    ("dbsp/__main__.py", "from connectors import registry", "The engine (dbsp) imports no web framework"),
     # an operator importing the Spark backend (the old lazy `from ..spark.zsets import WEIGHT`)
     ("dbsp/operators/distinct.py", "from ..spark.zsets import WEIGHT", "The Spark backend depends on the operators"),
     # a loop inside one layer (the old dispatch -> tasks -> ticks -> dispatch)

@@ -7,9 +7,9 @@ from rest_framework.parsers import BaseParser
 
 from circuits.api.parsers import content_length
 from circuits.services import ServiceError
+from dbsp.csv_records import CSVInvalid, decode, records_from_csv
 
 from .. import input_log
-from ..csv_records import CSVInvalid, decode, records_from_csv
 from ..interface import input_schema
 
 
@@ -64,7 +64,7 @@ def push_records(request, run, input_name: str):
         return request.data
     schema = input_schema(run, input_name)
     try:
-        parsed = records_from_csv(text, schema)
+        parsed = records_from_csv(text, schema, settings.PUSH_MAX_ROWS)
     except CSVInvalid as e:
         raise ServiceError(e.detail, e.status, e.problems) from None
     checked, pending = [], None

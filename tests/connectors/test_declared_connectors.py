@@ -10,7 +10,8 @@ from django.test import override_settings
 
 from circuits import services
 from connectors.models import Connector
-from connectors.pump import Pump, secrets_of
+from connectors.kinds import secrets_of
+from connectors.pump import Pump
 from connectors.registry import kinds
 from runs import lifecycle
 from tests.conftest import example

@@ -14,6 +14,9 @@ after the line: `line 3: row 1, column 'amount': ...`. Problems name the data ro
 (0-based, as in JSON pushes), the file line (1-based, the header is line 1) and the
 field. A quote inside an unquoted field (`1,ab"c"d`) is refused: RFC 4180 quotes the
 whole field and doubles the quote (`"ab""c""d"`).
+
+Pure (no web framework): the REST CSV push (runs/api/csv_push.py), the connectors' CSV
+format and file source, and the command line's connectors all read CSV here.
 """
 from __future__ import annotations
 
@@ -22,8 +25,6 @@ import io
 import json
 import re
 from dataclasses import dataclass, field as dataclass_field
-
-from django.conf import settings
 
 from dbsp.types import BIGINT_MAX, BIGINT_MIN, Column, Schema, element_type, value_problem
 
@@ -131,9 +132,10 @@ class CSVRecords:
         return sorted(self.problems + kept, key=lambda p: (p.get("row", -1), p.get("line", 0)))
 
 
-def records_from_csv(text: str, schema: Schema) -> CSVRecords:
+def records_from_csv(text: str, schema: Schema, max_rows: int | None = None) -> CSVRecords:
     """The rows of a CSV as `{"weight": w, "data": {...}}` records, unchecked values
-    (the caller runs the shared check); CSVInvalid for a bad header or too many rows."""
+    (the caller runs the shared check); CSVInvalid for a bad header or more than
+    `max_rows` rows (one push's limit, when the CSV is one push)."""
     lines = list(io.StringIO(text, newline=""))  # the physical lines, as the reader reads them
     reader = csv.reader(lines, strict=True)
     try:
@@ -170,10 +172,10 @@ def records_from_csv(text: str, schema: Schema) -> CSVRecords:
                 out.bad_rows.add(row)
                 out.records.append({"insert": {}})
                 continue
-            if len(out.records) + 1 > settings.PUSH_MAX_ROWS:
+            if max_rows is not None and len(out.records) + 1 > max_rows:
                 raise CSVInvalid(
-                    f"A push may hold at most {settings.PUSH_MAX_ROWS} records; this CSV has more. Split it.",
-                    [{"message": f"more than {settings.PUSH_MAX_ROWS} rows", "field": "records", "row": row, "line": row + 2}],
+                    f"A push may hold at most {max_rows} records; this CSV has more. Split it.",
+                    [{"message": f"more than {max_rows} rows", "field": "records", "row": row, "line": row + 2}],
                     413,
                 )
             if len(fields) != len(names):
