@@ -84,13 +84,15 @@ def prepare(admin_url: str, password: str) -> None:
 
 
 def description(demo: Demo) -> str:
+    """What the demo does and the psql lines to paste, one a line (the circuit page keeps
+    the lines)."""
     psql = f'psql "{demo.admin}"'
     text = (f"PostgreSQL in, PostgreSQL out: the input orders reads the table {TABLE} (a snapshot, then every change, "
             f"by logical replication), revenue_per_region sums amount by region, and the table {SINK_TABLE} follows "
-            f"it. Press Start run, then add and remove orders with psql and watch the deltas arrive: "
-            f"{psql} -c \"INSERT INTO {TABLE} VALUES (7, 'east', 90)\" ; "
-            f"{psql} -c \"DELETE FROM {TABLE} WHERE id = 1\" ; "
-            f"{psql} -c \"TABLE {SINK_TABLE}\". "
+            f"it. Press Start run, then add and remove orders with psql and watch the deltas arrive:\n"
+            f"{psql} -c \"INSERT INTO {TABLE} VALUES (7, 'east', 90)\"\n"
+            f"{psql} -c \"DELETE FROM {TABLE} WHERE id = 1\"\n"
+            f"{psql} -c \"TABLE {SINK_TABLE}\"\n"
             f"The connectors sign in as {ROLE} with the password in the workers' {PASSWORD_ENV}.")
     if demo.why_not:
         text += f" The connectors will not connect here: {demo.why_not}."

@@ -112,6 +112,9 @@ class LocalCluster:
         if self._as:
             for path in (self.folder, self.sockets):
                 os.chown(path, self._owner.pw_uid, self._owner.pw_gid)
+            if subprocess.run([*self._as, "test", "-w", str(self.folder)]).returncode != 0:
+                raise NotAvailable(f"the server runs as the postgres user, which cannot reach {self.folder} "
+                                   "(a parent folder is closed to others: chmod o+x it, or use another folder)")
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
                   "-E", "UTF8", "--locale=C.UTF-8")
         (self.data / "pg_hba.conf").write_text(HBA)

@@ -96,13 +96,23 @@ def test_a_postgres_source_and_sink_declared_in_the_editor_follow_psql(live_stac
     document = copy.deepcopy(demo_postgres.document(demo_postgres.Demo(url, url, "")))
     for n in document["nodes"]:
         n.get("params", {}).pop("connectors", None)  # declared in the editor below
-    circuit = services.create_circuit(user, "Revenue per region", "", "private", document)
+    # the demo's description (its psql lines, for this database)
+    admin = url.rsplit("/", 1)[0] + "/shop"
+    about = demo_postgres.description(demo_postgres.Demo(url, admin, ""))
+    circuit = services.create_circuit(user, "Revenue per region", about, "private", document)
 
     with pages(live_stack.base_url) as new_page:
         page = new_page()
         log_in(page, "pg-demo")
         page.get_by_test_id("circuit-item").get_by_role("link", name="Revenue per region").click()
         expect(node(page, "orders")).to_have_count(1)
+        # the description on the circuit page, its psql lines one a line
+        page.get_by_test_id("circuit-page-description").locator("summary").click()
+        description = page.get_by_test_id("circuit-page-description").locator("p")
+        expect(description).to_contain_text(f'psql "{admin}" -c "INSERT INTO shop.orders VALUES (7, \'east\', 90)"')
+        assert f'psql "{admin}" -c "DELETE FROM shop.orders WHERE id = 1"' in description.inner_text().splitlines()
+        shot(page, "connectors-postgres-description")
+        page.get_by_test_id("circuit-page-description").locator("summary").click()
 
         # the source: its connection test names what the table lacks; psql fixes it
         select(page, "orders")
