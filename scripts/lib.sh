@@ -123,7 +123,7 @@ ensure_demo_postgres() {  # ensure_demo_postgres DIR: a PostgreSQL with wal_leve
   # password, kept in var/; the workers read it, the circuit names it in secrets_env), or
   # DBSPWEB_DEMO_POSTGRES_UNAVAILABLE saying why there is none (the demo is seeded anyway).
   local dir="$1" out secret="$VAR/demo-postgres-password"
-  if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && ! runuser -u postgres -- test -x "$VAR" 2>/dev/null; then
+  if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && ! runuser -u postgres -- test -x "$(dirname "$dir")" 2>/dev/null; then
     # as root the server runs as the postgres user, which cannot reach var/ here (e.g. a checkout under /root)
     dir="/var/tmp/dbspweb-postgres-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
   fi

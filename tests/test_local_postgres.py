@@ -49,3 +49,35 @@ def test_a_folder_it_cannot_use_is_an_error_saying_why():
     done = cli("start", "/proc/dbspweb-no")
     assert done.returncode == 1
     assert "/proc/dbspweb-no" in done.stderr and done.stdout == ""
+
+
+def run_script(tmp_path, script: str) -> subprocess.CompletedProcess:
+    """lib.sh's steps as ./scripts/run takes them, with var/ in tmp_path."""
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DBSPWEB_DEMO_")}
+    return subprocess.run(["/bin/bash", "-c", f'set -euo pipefail; source "{root}/scripts/lib.sh"; VAR="{tmp_path}"; {script}'],
+                          env={**env, "DBSPWEB_NO_INSTALL": "1"}, capture_output=True, text=True, timeout=300)
+
+
+def test_scripts_run_starts_the_demo_postgres_exports_it_and_stops_it_at_exit():
+    # a var/ the postgres user reaches (the server runs as it when this runs as root)
+    tmp_path = Path(tempfile.mkdtemp(prefix="dbspweb-var-"))
+    tmp_path.chmod(0o755)
+    done = run_script(tmp_path, 'ensure_demo_postgres "$VAR/postgres"; echo "URL=$DBSPWEB_DEMO_POSTGRES_URL"; '
+                                'echo "PW=$DBSPWEB_DEMO_PG_PASSWORD"; stop_started')
+    assert done.returncode == 0, done.stderr + done.stdout
+    values = dict(line.split("=", 1) for line in done.stdout.splitlines() if line[:3] in ("URL", "PW="))
+    assert values["URL"].startswith("postgresql://postgres@127.0.0.1:")
+    assert values["PW"] and values["PW"] == (tmp_path / "demo-postgres-password").read_text().strip()
+    assert not is_logical(values["URL"])  # stopped by stop_started (the scripts' exit trap)
+    assert (tmp_path / "postgres" / "port").read_text() == values["URL"].split(":")[2].split("/")[0]  # made in var/
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_scripts_run_says_why_when_postgres_cannot_start(tmp_path):
+    done = run_script(tmp_path, 'ensure_demo_postgres /proc/dbspweb-no; echo "WHY=$DBSPWEB_DEMO_POSTGRES_UNAVAILABLE"; '
+                                'echo "URL=${DBSPWEB_DEMO_POSTGRES_URL:-}"')
+    assert done.returncode == 0, done.stderr  # the rest of ./scripts/run goes on
+    assert "WHY=PostgreSQL could not be started: " in done.stdout and "/proc/dbspweb-no" in done.stdout
+    assert "URL=\n" in done.stdout
+    assert "its circuit is seeded anyway" in done.stdout
