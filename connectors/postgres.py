@@ -199,17 +199,8 @@ class PostgresSource:
             raise
 
     def _describe(self) -> None:
-        found = self.conn.execute(
-            "SELECT c.oid, n.nspname, c.relname, c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE c.oid = to_regclass(%s)", (self.label_table,)).fetchone()
-        if found is None:
-            raise ConfigError(f"table {self.label_table!r} is not there (schema-qualify it, as SQL would name it)")
-        self.oid, self.namespace, self.name, identity = found
+        self.oid, self.namespace, self.name = _source_table(self.conn, self.label_table)
         self.table = sql.Identifier(self.namespace, self.name)
-        if identity != "f":
-            raise ConfigError(
-                f"table {self.namespace}.{self.name} needs REPLICA IDENTITY FULL (an update and a delete must carry "
-                f"the whole old row): run ALTER TABLE {self.table.as_string(self.conn)} REPLICA IDENTITY FULL")
         have = dict(self.conn.execute(
             "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0"
             " AND NOT attisdropped", (self.oid,)).fetchall())
@@ -677,6 +668,50 @@ class PostgresSink:
             self.conn = None
 
 
+def _source_table(conn: psycopg.Connection, label: str) -> tuple[int, str, str]:
+    """The source's table (oid, schema, name): there, with REPLICA IDENTITY FULL."""
+    found = conn.execute(
+        "SELECT c.oid, n.nspname, c.relname, c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE c.oid = to_regclass(%s)", (label,)).fetchone()
+    if found is None:
+        raise ConfigError(f"table {label!r} is not there (schema-qualify it, as SQL would name it)")
+    oid, namespace, name, identity = found
+    if identity != "f":
+        raise ConfigError(
+            f"table {namespace}.{name} needs REPLICA IDENTITY FULL (an update and a delete must carry "
+            f"the whole old row): run ALTER TABLE {sql.Identifier(namespace, name).as_string(conn)} REPLICA IDENTITY FULL")
+    return oid, namespace, name
+
+
+class ConnectionProbe:
+    """The editor's Test connection (no run: `run_id` 0): signs in and, for a source, checks
+    the table and the role's REPLICATION, leaving nothing behind (no slot, publication
+    or table, which opening the source or sink itself would make)."""
+
+    def __init__(self, opening: Opening, source: bool):
+        self.conn = connect(opening.config, opening.secrets, autocommit=True)
+        try:
+            if source:
+                _source_table(self.conn, opening.config.get("table") or "")
+                if not self.conn.execute("SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user"
+                                         ).fetchone()[0]:
+                    raise ConfigError("the role needs REPLICATION (ALTER ROLE ... REPLICATION) to read changes")
+        except psycopg.Error as e:
+            self.close()
+            raise translated(e) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _opened(client, source: bool):
+    """The kind's client for a run's connector, a ConnectionProbe for a connection test."""
+    return lambda o: client(o, _schema_of(o, source)) if o.run_id else ConnectionProbe(o, source)
+
+
 def _schema_of(opening: Opening, source: bool):
     if opening.schema is not None:  # the command line's plan
         return opening.schema
@@ -701,11 +736,11 @@ def check_source(config: dict, schema) -> str | None:
 KINDS = [
     KindSpec("postgres_source", True,
              frozenset({"dsn", "table", "columns", "max_batch", "password_env", "publication"}), ("dsn", "table"),
-             lambda o: PostgresSource(o, _schema_of(o, True)),
+             _opened(PostgresSource, True),
              doc="a PostgreSQL table's snapshot, then its changes (logical replication, pgoutput)",
              check=check_source, drop=drop_source),
     KindSpec("postgres_sink", False, frozenset({"dsn", "table", "mode", "key", "password_env"}), ("dsn", "table"),
-             lambda o: PostgresSink(o, _schema_of(o, False)),
+             _opened(PostgresSink, False),
              doc="keeps a view's contents in a table (or appends its changes), a tick per transaction",
              check=check_sink),
 ]

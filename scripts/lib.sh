@@ -78,8 +78,11 @@ ensure_frontend() {  # npm ci when the lock file changed, then a production buil
 free_port() { "$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 STARTED_PIDS=()
+STOP_COMMANDS=()  # commands that stop what was started as a daemon (run once, before the pids are signalled)
 stop_started() {
-  local pid
+  local pid command
+  for command in "${STOP_COMMANDS[@]}"; do eval "$command" >/dev/null 2>&1 || true; done
+  STOP_COMMANDS=()
   for pid in "${STARTED_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${STARTED_PIDS[@]}"; do
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
@@ -112,4 +115,30 @@ ensure_redis() {  # use REDIS_URL, or start a private redis-server; exports REDI
     sleep 0.2
   done
   die "redis-server did not start (log: $dir/redis.log)"
+}
+
+ensure_demo_postgres() {  # ensure_demo_postgres DIR: a PostgreSQL with wal_level=logical for the PostgreSQL
+  # demo (made in DIR and kept between runs; dbspweb/local_postgres.py), stopped at exit. Exports
+  # DBSPWEB_DEMO_POSTGRES_URL (its superuser's URL) and DBSPWEB_DEMO_PG_PASSWORD (the demo role's
+  # password, kept in var/; the workers read it, the circuit names it in secrets_env), or
+  # DBSPWEB_DEMO_POSTGRES_UNAVAILABLE saying why there is none (the demo is seeded anyway).
+  local dir="$1" out secret="$VAR/demo-postgres-password"
+  if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 && ! runuser -u postgres -- test -x "$(dirname "$dir")" 2>/dev/null; then
+    # as root the server runs as the postgres user, which cannot reach var/ here (e.g. a checkout under /root)
+    dir="/var/tmp/dbspweb-postgres-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
+  fi
+  [ -s "$secret" ] || (umask 077; "$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))' >"$secret")
+  export DBSPWEB_DEMO_PG_PASSWORD="${DBSPWEB_DEMO_PG_PASSWORD:-$(cat "$secret")}"
+  if [ -n "${DBSPWEB_DEMO_POSTGRES_URL:-}" ]; then say "using the demo PostgreSQL at $DBSPWEB_DEMO_POSTGRES_URL"; return 0; fi
+  if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && can_install; then
+    say "installing PostgreSQL for the PostgreSQL demo"; apt_install postgresql || true
+  fi
+  if out="$(DBSPWEB_NO_INSTALL=1 "$VENV/bin/python" -m dbspweb.local_postgres start "$dir" 2>&1)"; then
+    export DBSPWEB_DEMO_POSTGRES_URL="$out"
+    STOP_COMMANDS+=("'$VENV/bin/python' -m dbspweb.local_postgres stop '$dir'")
+    say "PostgreSQL for the demo (wal_level=logical) on $out"
+  else
+    export DBSPWEB_DEMO_POSTGRES_UNAVAILABLE="PostgreSQL could not be started: $(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')"
+    say "no PostgreSQL for the demo ($DBSPWEB_DEMO_POSTGRES_UNAVAILABLE); its circuit is seeded anyway"
+  fi
 }

@@ -1,7 +1,8 @@
 """Create the demo user and the demo circuits (idempotent): each examples/circuits/*.json,
 and each SQL view file (examples/sql/*.sql) and Datalog program (examples/datalog/*.dl)
 with a .meta.json beside it, compiled, its text kept in the document's metadata.source
-(the editor's SQL / Datalog pane shows it)."""
+(the editor's SQL / Datalog pane shows it); and the PostgreSQL demo (circuits/demo_postgres.py:
+its database made ready when ./scripts/run started one, seeded either way)."""
 import json
 import os
 
@@ -9,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from circuits import services
+from circuits import demo_postgres, services
 from circuits.frontends import compiled_source
 from circuits.models import Circuit
 
@@ -33,6 +34,17 @@ class Command(BaseCommand):
                 user, meta["name"], meta.get("description", ""), meta.get("visibility", "private"), document(),
             )
             self.stdout.write(f"created demo circuit {meta['name']!r}")
+        self.seed_postgres_demo(user)
+
+    def seed_postgres_demo(self, user):
+        demo = demo_postgres.from_environment()
+        if demo.why_not:
+            self.stderr.write(f"the PostgreSQL demo's connectors will not connect: {demo.why_not}")
+        if Circuit.objects.filter(owner=user, name=demo_postgres.NAME).exists():
+            return
+        services.create_circuit(user, demo_postgres.NAME, demo_postgres.description(demo), "private",
+                                demo_postgres.document(demo))
+        self.stdout.write(f"created demo circuit {demo_postgres.NAME!r}")
 
 
 def demos(examples):

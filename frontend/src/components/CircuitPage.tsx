@@ -302,6 +302,12 @@ export function CircuitWorkspace({
               {state.dirty && <span data-testid="unsaved"> · unsaved changes</span>}
             </p>
           )}
+          {circuit?.description && (
+            <details className="circuit-description" data-testid="circuit-page-description">
+              <summary>About this circuit</summary>
+              <p>{circuit.description}</p>
+            </details>
+          )}
           {shared.state && <Avatars peers={shared.peers} me={shared.me} />}
           {readOnly && (
             <p className="readonly-banner" data-testid="read-only">
