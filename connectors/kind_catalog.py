@@ -54,7 +54,7 @@ def test_connection(kind_name: str, config: dict, secrets_env: dict, timeout: fl
             if missing:
                 raise ConfigError(f"{kind.name} needs the option {missing[0]!r}")
             client = open_kind(kind_name, Opening(0, "connection-test", "test", config,
-                                                  secrets_of({}, secrets_env), {}))
+                                                  secrets_of({}, secrets_env), {}, probe=True))
             try:
                 check = getattr(client, "check", None)
                 if check is not None:

@@ -47,6 +47,8 @@ class Opening:
     schema: object = None
     #: whose connector it is, for `ident`, when not a run's (the command line's state folder)
     scope: str | None = None
+    #: the editor's Test connection: sign in and check, create nothing (no slot, table, topic)
+    probe: bool = False
 
     @property
     def ident(self) -> str:

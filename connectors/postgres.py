@@ -684,7 +684,7 @@ def _source_table(conn: psycopg.Connection, label: str) -> tuple[int, str, str]:
 
 
 class ConnectionProbe:
-    """The editor's Test connection (no run: `run_id` 0): signs in and, for a source, checks
+    """The editor's Test connection (`opening.probe`): signs in and, for a source, checks
     the table and the role's REPLICATION, leaving nothing behind (no slot, publication
     or table, which opening the source or sink itself would make)."""
 
@@ -709,7 +709,7 @@ class ConnectionProbe:
 
 def _opened(client, source: bool):
     """The kind's client for a run's connector, a ConnectionProbe for a connection test."""
-    return lambda o: client(o, _schema_of(o, source)) if o.run_id else ConnectionProbe(o, source)
+    return lambda o: ConnectionProbe(o, source) if o.probe else client(o, _schema_of(o, source))
 
 
 def _schema_of(opening: Opening, source: bool):
