@@ -66,6 +66,7 @@ class RedisSource:
         self.after = (position or {}).get("after")
         if self.after is None:
             self.after = self._last_id() if start == "latest" else "0-0"
+        self.from_start = self.after == "0-0"
 
     def _last_id(self) -> str:
         try:
@@ -105,9 +106,10 @@ class RedisSource:
         return items, {"after": after}
 
     def lag(self, position: dict) -> tuple[int, str] | None:
-        """Entries after `position`: 0 at the stream's end, its length before its first entry,
-        else counted from `entries-added` (XINFO STREAM, read at most once a second) once this
-        client has seen the end (Redis does not count the entries after an id); else None."""
+        """Entries after `position`: 0 at the stream's end; read from the stream's start, its
+        length less the entries read; else counted from `entries-added` (XINFO STREAM, read at
+        most once a second) once this client has seen the end (Redis does not count the
+        entries after an id); else None. Entries deleted meanwhile (XDEL, trimming) skew it."""
         now = time.monotonic()
         if self._info is None or now - self._info[0] >= 1.0:
             try:
@@ -122,6 +124,8 @@ class RedisSource:
             return 0, "records"
         if after == "0-0":
             return int(info.get("length") or 0), "records"
+        if self.end_seen is None and self.from_start:  # read from the start: what it holds less what was read
+            return max(0, int(info.get("length") or 0) - self.read_since), "records"
         if self.end_seen is None or added is None:
             return None
         seen_added, seen_read = self.end_seen
