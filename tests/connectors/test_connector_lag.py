@@ -71,6 +71,24 @@ def test_nats_messages_pending(nats_server, held_run, client_for):
     assert first == (10, 15, "records") and end == (0, "records")
 
 
+def test_postgres_bytes_of_wal_behind(cdc_postgres, held_run, client_for):
+    from tests.connectors.test_postgres_pump import caught_up, insert, source_table, sql
+
+    url = cdc_postgres.new_database()
+    source_table(url, rows=[(i, "c", i) for i in range(5)])
+    source = declare(client_for, held_run, name="pg", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders", "max_batch": 10})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in >= 5, "the snapshot")
+    for t in range(3):  # three transactions of a push each
+        insert(url, [(100 + 10 * t + i, "bulk", i) for i in range(10)])
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in >= 15, "the first transaction")
+    first = Connector.objects.get(pk=source.pk)
+    wal_now = sql(url, f"SELECT pg_current_wal_lsn() - '{first.position['lsn']}'::pg_lsn", fetch=True)[0][0]
+    assert first.records_in == 15 and first.lag_unit == "bytes" and 0 < first.lag <= wal_now  # the WAL only grows
+    pump_until(pump, held_run, caught_up(held_run, url), "the transactions")
+
+
 def test_rows_per_second_and_metrics(tmp_path, held_run, client_for, django_user_model):
     (tmp_path / "a.csv").write_text("id,customer,amount\n" + "".join(f"{i},c,{i}\n" for i in range(40)))
     source = declare(client_for, held_run, name="drop", kind="file_source", node="orders", config={"path": str(tmp_path)})
