@@ -9,7 +9,7 @@ from rest_framework import serializers
 from dbsp.connector_specs import ON_ERROR
 
 from ..kinds import NAME_WORDS
-from ..models import Connector, DeadLetter, State
+from ..models import Connector, DeadLetter
 from ..registry import kinds
 from ..secrets import seal
 from ..status import lag_of, rate_of, shown_state
