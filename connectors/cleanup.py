@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
+from .errors import ConfigError
 from .kinds import Opening
 from .models import Connector
 from .registry import kinds
@@ -22,7 +23,11 @@ def _deleted(sender, instance: Connector, **kwargs) -> None:
     kind = kinds().get(instance.kind)
     if kind is None or kind.drop is None:
         return
-    opening = Opening(instance.run_id, instance.name, instance.node, instance.config or {}, instance.secrets or {},
+    try:
+        secrets = instance.opened_secrets()
+    except ConfigError:  # a key since changed: drop without them (best effort, as the rest)
+        secrets = {}
+    opening = Opening(instance.run_id, instance.name, instance.node, instance.config or {}, secrets,
                       instance.position or {})
     transaction.on_commit(lambda: drop(kind, opening))
 

@@ -27,6 +27,16 @@ class RecordError(Exception):
         return RecordError(label, self.position, self.message, self.field)
 
 
+class Rejected(list):
+    """A record a source could not read, in place of its records (an empty list, so a
+    client that counts or iterates records needs no change): with `on_error: dead_letter`
+    it goes to the connector's dead letters, otherwise the connector fails with `error`."""
+
+    def __init__(self, error: RecordError, payload=None):
+        super().__init__()
+        self.error, self.payload = error, payload  # the raw record (bytes, text or JSON), for the dead letter
+
+
 class ConfigError(Exception):
     """A connector declared with options it cannot run with (an unknown format, a missing topic)."""
 

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from dbsp.csv_records import CSVInvalid, records_from_csv
 
 from . import arrow_rows, formats
-from .errors import ConfigError, RecordError, Transient, bare
+from .errors import ConfigError, RecordError, Rejected, Transient, bare
 from .kinds import KindSpec
 
 FILE_FORMATS = ("csv", "insert_delete", "debezium", "json", "parquet")
@@ -36,6 +36,7 @@ class FileSource:
         if self.format not in FILE_FORMATS:
             raise ConfigError(f"format must be one of {', '.join(FILE_FORMATS)}; got {self.format!r}")
         self.pattern = config.get("pattern", "*")
+        self.dead_letters = config.get("on_error") == "dead_letter"
         self.at = dict(position or {})
         self._cache: tuple[str, list] | None = None
 
@@ -43,6 +44,10 @@ class FileSource:
         return dict(self.at)
 
     def pending(self) -> list[Path]:
+        after = self.at.get("after")
+        return [p for p in self._files() if after is None or p.name > after]
+
+    def _files(self) -> list[Path]:
         if self.path.is_file():
             files = [self.path]
         elif self.path.is_dir():
@@ -50,8 +55,13 @@ class FileSource:
                            and not p.name.endswith(".tmp") and fnmatch.fnmatch(p.name, self.pattern))
         else:
             raise Transient(f"{self.path} is not there (yet)")
-        after = self.at.get("after")
-        return [p for p in files if after is None or p.name > after]
+        return files
+
+    def lag(self, position: dict) -> tuple[int, str]:
+        """The files not applied yet at `position` (the one it is inside counted)."""
+        after = position.get("after")
+        inside = position.get("file")
+        return sum(1 for p in self._files() if (after is None or p.name > after) or p.name == inside), "files"
 
     def check(self) -> None:
         """A connection test: the folder or file is there (Transient when not)."""
@@ -86,7 +96,7 @@ class FileSource:
         except OSError as e:
             raise Transient(f"cannot read {path}: {e}") from None
         if self.format == "csv":
-            return csv_items(path.name, raw, schema)
+            return csv_items(path.name, raw, schema, keep_going=self.dead_letters)
         if self.format == "parquet":
             return parquet_items(path.name, raw, schema)
         items = []
@@ -103,9 +113,10 @@ class FileSource:
         pass
 
 
-def csv_items(name: str, raw: bytes, schema) -> list:
+def csv_items(name: str, raw: bytes, schema, keep_going: bool = False) -> list:
     """A CSV file's records, one item per data line (its header names the columns, as an
-    upload's does); its first problem is a RecordError naming the file and the line."""
+    upload's does); its first problem is a RecordError naming the file and the line (with
+    `keep_going`, each bad line is a Rejected: a dead letter)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -116,10 +127,18 @@ def csv_items(name: str, raw: bytes, schema) -> list:
         first = e.problems[0] if e.problems else {}
         raise RecordError("", f"{name}:{first.get('line', 1)}", bare(first["message"]) if first else e.detail,
                           first.get("field")) from None
-    if parsed.problems:
+    if parsed.problems and not keep_going:
         first = parsed.problems[0]
         raise RecordError("", f"{name}:{first.get('line')}", bare(first["message"]), first.get("field"))
-    return [(f"{name}:{row + 2}", [record]) for row, record in enumerate(parsed.records)]
+    # with dead letters (keep_going): a bad line is a Rejected in its place, its line's text the payload
+    bad: dict[int, dict] = {}
+    for problem in parsed.problems:
+        bad.setdefault(problem.get("row"), problem)
+    lines = text.splitlines()
+    return [(f"{name}:{row + 2}", [record] if row not in bad else Rejected(
+                RecordError("", f"{name}:{row + 2}", bare(bad[row]["message"]), bad[row].get("field")),
+                lines[row + 1] if row + 1 < len(lines) else ""))
+            for row, record in enumerate(parsed.records)]
 
 
 def parquet_items(name: str, raw: bytes, schema) -> list:

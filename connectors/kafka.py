@@ -104,6 +104,18 @@ class KafkaSource:
             return False
         return True
 
+    def lag(self, position: dict) -> tuple[int, str] | None:
+        """Records after `position`: each partition's high watermark (as the last fetch
+        told, no request) minus its next offset, summed; None until every partition's is
+        known. With transactions, their commit markers count as records too."""
+        behind = 0
+        for partition, offset in (position.get("offsets") or {}).items():
+            _, high = self.consumer.get_watermark_offsets(TopicPartition(self.topic, int(partition)), cached=True)
+            if high is None or high < 0:
+                return None
+            behind += max(0, high - int(offset))
+        return behind, "records"
+
     def advanced(self, position: dict) -> None:
         """The position was committed with its push: remember it, and tell the consumer
         group (best effort, for tools that watch the group and for start=stored)."""

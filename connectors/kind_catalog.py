@@ -10,10 +10,16 @@ from django.conf import settings
 from .errors import ConfigError, RecordError, Transient
 from .kinds import KindSpec, Opening, secrets_of
 from .pump import open_kind
+from dbsp.connector_specs import ON_ERROR
+
 from .registry import kinds, spec
 
 #: how the form edits an option, by its name (others: a line of text)
 OPTION_TYPES = {"options": "object", "headers": "object", "columns": "list", "max_batch": "integer", "port": "integer"}
+
+
+#: an option that is one of a few values: its choices (first the default), by its name
+CHOICES = {"format": lambda kind: list(kind.formats), "on_error": lambda kind: list(ON_ERROR)}
 
 
 def option_type(name: str) -> str:
@@ -28,7 +34,7 @@ def describe(kind: KindSpec) -> dict:
     return {
         "name": kind.name, "source": kind.source, "doc": kind.doc,
         "options": [{"name": name, "required": name in kind.required, "type": option_type(name),
-                     "choices": list(kind.formats) if name == "format" else []}
+                     "choices": CHOICES.get(name, lambda k: [])(kind)}
                     for name in [*required, *rest]],
     }
 

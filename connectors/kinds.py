@@ -9,7 +9,16 @@ A source's client:
   up to `limit` records past its position; `decode(position, payload)` reads one payload
   of a JSON or CSV format into insert/delete records (and names the record on error);
 - `advanced(position)`: the position after a poll was committed with its push;
+- `lag(position) -> (amount, unit) | None`, optional: how far `position` is behind the
+  source's end, e.g. `(120, "records")`, `(3, "files")`, `(5_000, "bytes")`; None when it
+  cannot say. Called after each poll (and on idle steps): it must be cheap (what the last
+  read told, or a small request at most once a second). The pump stores it with the
+  position, in the push's transaction (on an idle step only when it changed);
 - `close()`.
+An item's records may be an `errors.Rejected` (an empty list carrying a RecordError and
+the raw payload): a record the client itself could not read. With `on_error: dead_letter`
+it becomes a dead letter, otherwise the connector fails with its error; `decode` returns
+one for a payload that does not parse in dead-letter mode, so clients need no change.
 A sink's client:
 - `committed_tick`: the last tick its target holds (read from the target when it can be:
   a tick up to it was written even if the database did not record it before a crash);

@@ -17,7 +17,8 @@ from prometheus_client.registry import CollectorRegistry
 
 from runs.models import Push, Run, RunStatus, TickOutput
 
-from .models import Connector, State
+from .models import Connector
+from .status import lag_of, rate_of, shown_state
 
 LIVE = (RunStatus.CREATED, RunStatus.RUNNING, RunStatus.PAUSED)
 CONNECTOR_STATES = ("running", "paused", "retrying", "failed")
@@ -81,11 +82,26 @@ class DatabaseCollector:
                                      labels=CONNECTOR_LABELS)
         error_at = GaugeMetricFamily("dbspweb_connector_last_error_timestamp_seconds",
                                      "when the last error happened (Unix time)", labels=CONNECTOR_LABELS)
+        dead_letters = CounterMetricFamily("dbspweb_connector_dead_letters", "records a source sent to its dead letters",
+                                           labels=CONNECTOR_LABELS)
+        lag_gauge = GaugeMetricFamily("dbspweb_connector_lag", "how far behind it is, in `unit` (records, files, "
+                                      "bytes; a sink: ticks); absent when not knowable", labels=[*CONNECTOR_LABELS, "unit"])
+        rate = GaugeMetricFamily("dbspweb_connector_rows_per_second", "records in (a source) or out (a sink) a second "
+                                 "over the last 30 s", labels=CONNECTOR_LABELS)
         circuit_of = {r["pk"]: str(r["circuit_id"]) for r in runs}
-        for c in Connector.objects.filter(run_id__in=ids).order_by("run_id", "name").values(
-                "run_id", "name", "kind", "node", "state", "records_in", "records_out", "last_tick", "errors", "error_at"):
+        current = {r["pk"]: r["current_tick"] for r in runs}
+        for connector in Connector.objects.filter(run_id__in=ids).order_by("run_id", "name").only(
+                "run_id", "name", "kind", "node", "state", "records_in", "records_out", "last_tick", "errors", "error_at",
+                "dead_letters", "lag", "lag_unit", "rate_samples", "created_at"):
+            c = connector.__dict__
             labels = [str(c["run_id"]), circuit_of[c["run_id"]], c["name"], c["kind"], c["node"]]
-            shown = "paused" if c["state"] == State.RUNNING and statuses[c["run_id"]] == RunStatus.PAUSED else c["state"]
+            shown = shown_state(c["state"], statuses[c["run_id"]])
+            dead_letters.add_metric(labels, float(c["dead_letters"]))
+            amount, unit = lag_of(connector, current[c["run_id"]])
+            if amount is not None:
+                lag_gauge.add_metric([*labels, unit], float(amount))
+            rate.add_metric(labels, rate_of(c["rate_samples"], c["records_in"] if connector.is_source else c["records_out"],
+                                            c["created_at"]))
             records_in.add_metric(labels, float(c["records_in"]))
             records_out.add_metric(labels, float(c["records_out"]))
             last_tick.add_metric(labels, float(c["last_tick"]))
@@ -94,7 +110,7 @@ class DatabaseCollector:
             errors.add_metric(labels, float(c["errors"]))
             if c["error_at"] is not None:
                 error_at.add_metric(labels, c["error_at"].timestamp())
-        yield from (records_in, records_out, last_tick, state, errors, error_at)
+        yield from (records_in, records_out, last_tick, state, errors, error_at, dead_letters, lag_gauge, rate)
 
 
 def registry() -> CollectorRegistry:

@@ -18,7 +18,7 @@ import nats.js.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from . import formats
-from .errors import ConfigError, RecordError, Transient
+from .errors import ConfigError, RecordError, Rejected, Transient
 from .kinds import KindSpec
 
 START = ("earliest", "latest")
@@ -109,6 +109,7 @@ class NatsSource(_Client):
         self.stream, self.subject = config["stream"], config.get("subject")
         self.format = config.get("format", formats.FORMATS[0])
         self.sub, self.consumer, self.unacked = None, f"{ident}-{random_tokens.token_hex(4)}", []
+        self.pending: int | None = None  # messages after the last one read, as the server last said (`lag`)
         super().__init__(config, secrets)
         try:
             info = self.loop.run(self.jsm.stream_info(self.stream))
@@ -161,10 +162,26 @@ class NatsSource(_Client):
             self.read = seq
             self.unacked.append(message)
             position = f"{self.stream}#{seq}"
-            if message.data is None or message.data == b"":
-                raise RecordError("", position, "an empty message (no value)")
+            self.pending = message.metadata.num_pending
+            if message.data is None or message.data == b"":  # the connector fails on it, or a dead letter (on_error)
+                items.append((position, Rejected(RecordError("", position, "an empty message (no value)"), b"")))
+                continue
             items.append((position, decode(position, message.data)))
+        if not messages:
+            self.pending = 0  # a fetch that waited and got nothing: none pending
         return items, {"stream_seq": self.read}
+
+    def lag(self, position: dict) -> tuple[int, str] | None:
+        """Messages of its subject after the last one read, as the server said with it
+        (num_pending), 0 after a fetch that got none; before any, the consumer's pending count."""
+        if position.get("stream_seq") != self.read:
+            return None
+        if self.pending is None:
+            try:
+                self.pending = self.loop.run(self.sub.consumer_info()).num_pending
+            except _ERRORS:
+                return None
+        return int(self.pending), "records"
 
     def _check_consumer(self) -> None:
         self.checked_at = time.monotonic()

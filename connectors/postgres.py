@@ -185,6 +185,7 @@ class PostgresSource:
         self.publication = opening.config.get("publication") or self.slot
         self.at = dict(opening.position or {})
         self.conn = self.snap = None
+        self._lag: tuple[float, str, int] | None = None  # (read at, for the LSN, bytes): `lag`
         self.advanced_to = None
         try:
             self.conn = connect(self.config, opening.secrets, autocommit=True)
@@ -310,6 +311,19 @@ class PostgresSource:
 
     def position(self) -> dict:
         return dict(self.at)
+
+    def lag(self, position: dict) -> tuple[int, str] | None:
+        """Bytes of WAL (of every table: PostgreSQL does not count a table's records)
+        between `position` and the server's current WAL position (one query for a new
+        position, else at most once a second); None while the snapshot is read."""
+        lsn = position.get("lsn")
+        if "snapshot" in position or not lsn or self.conn is None:
+            return None
+        now = time.monotonic()
+        if self._lag is None or self._lag[1] != lsn or now - self._lag[0] >= 1.0:
+            behind = self.conn.execute("SELECT pg_current_wal_lsn() - %s::pg_lsn", (lsn,)).fetchone()[0]
+            self._lag = (now, lsn, max(0, int(behind)))
+        return self._lag[2], "bytes"
 
     def poll(self, limit: int, decode, schema):
         try:

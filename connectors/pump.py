@@ -7,11 +7,17 @@ Exactly once:
   database transaction together with the source's new position, fenced by the lease: a
   crash before the commit stores neither (the next holder reads the same records again
   from the stored position); after it, both (it resumes after them). No duplicate, no gap.
+- with `on_error: dead_letter`, a batch's records that do not parse or fit go to the
+  connector's dead letters in that same transaction (with the push of the rest and the
+  position past them): a crash stores both or neither, so a dead letter is never lost or
+  written twice. The source's lag (its client's `lag`, when it has one) and its rows/s
+  samples are stored there too.
 - a sink writes ticks after its `last_tick`; writing a tick again writes the same thing
   (a file replaced atomically; a Kafka sink first reads the last tick its topic holds).
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -27,10 +33,11 @@ from runs.lag import lag_of
 from runs.models import Run, TickOutput
 
 from . import formats
-from .errors import ConfigError, RecordError, Transient, bare
+from .errors import ConfigError, RecordError, Rejected, Transient, bare
 from .kinds import Opening, secrets_of
-from .registry import spec
-from .models import Connector, State
+from .models import Connector, DeadLetter, OnError, State
+from .rates import sampled
+from .registry import on_error, spec
 
 log = logging.getLogger("connectors.pump")
 #: backoff after a transient error, doubling up to the cap (seconds)
@@ -56,7 +63,11 @@ class Pump:
     def pump_run(self, run: Run, epoch: int, fence) -> int:
         """One step of each of the run's connectors; returns the records moved."""
         moved = 0
-        for connector in Connector.objects.filter(run=run).exclude(state=State.FAILED):
+        for connector in Connector.objects.filter(run=run):
+            if connector.state in (State.FAILED, State.PAUSED):
+                self.close(connector.pk)  # a paused one is not polled: its client lets go (a restart reopens it)
+                self.waiting.pop(connector.pk, None)
+                continue
             retry_at, backoff = self.waiting.get(connector.pk, (0.0, 0.0))
             if time.monotonic() < retry_at:
                 continue
@@ -64,7 +75,8 @@ class Pump:
                 moved += self._step(run, connector, epoch, fence)
                 if connector.pk in self.waiting or connector.state != State.RUNNING:
                     self.waiting.pop(connector.pk, None)
-                    Connector.objects.filter(pk=connector.pk).update(state=State.RUNNING)
+                    # (not over a pause asked for during the step)
+                    Connector.objects.filter(pk=connector.pk, state=State.RETRYING).update(state=State.RUNNING)
             except (RecordError, ConfigError) as e:
                 text = str(e.named(connector.label())) if isinstance(e, RecordError) else f"{connector.label()}: {e}"
                 log.warning("event=connector_failed run=%s connector=%s error=%r", run.pk, connector.name, text)
@@ -75,7 +87,7 @@ class Pump:
                 backoff = min(BACKOFF_CAP, backoff * 2 or BACKOFF_FIRST)
                 self.waiting[connector.pk] = (time.monotonic() + backoff, backoff)
                 self.close(connector.pk)
-                Connector.objects.filter(pk=connector.pk).update(
+                Connector.objects.filter(pk=connector.pk).exclude(state=State.PAUSED).update(
                     state=State.RETRYING, last_error=f"{connector.label()}: {e}", error_at=timezone.now(),
                     errors=F("errors") + 1)
             except BaseException:
@@ -114,29 +126,51 @@ class Pump:
         limit = min(settings.PUSH_MAX_ROWS, connector.config.get("max_batch", 10_000))
         fmt = connector.config.get("format") or next(iter(spec(connector.kind).formats), "insert_delete")
         columns = connector.config.get("columns")
+        letters = DeadLetters(connector) if on_error(connector.config) == OnError.DEAD_LETTER else None
 
         def decode(position, payload):
+            if letters is not None:
+                letters.payloads[position] = payload
             try:
                 return formats.decode(fmt, payload, schema, columns)
             except formats.FormatError as e:
-                raise RecordError(connector.label(), position, str(e), e.field) from None
+                error = RecordError(connector.label(), position, str(e), e.field)
+                if letters is None:
+                    raise error from None
+                return Rejected(error, payload)
 
         items, after = client.poll(limit, decode, schema)
+        rejected = [records for _, records in items if isinstance(records, Rejected)]
+        if rejected and letters is None:
+            raise rejected[0].error.named(connector.label())  # a client's own Rejected, without dead letters
         records = [r for _, rs in items for r in rs]
-        if not records:
-            if after != client.position():  # e.g. an empty file: applied, nothing to push
-                self._log(run, connector, client, None, after, fence)
-            return 0
         owner = [position for position, rs in items for _ in rs]
-        try:
-            checked = input_log.validate(run, connector.node, records)
-        except ServiceError as e:
-            raise _named(connector, e, owner) from None
-        checked.user_id = connector.created_by_id
-        self._log(run, connector, client, checked, after, fence, owner)
-        return len(records)
+        if letters is not None:
+            letters.add(rejected)
+        while True:
+            if not records:
+                if after != client.position() or (letters and letters.found):  # e.g. an empty file: applied
+                    self._log(run, connector, client, None, after, fence, letters=letters)
+                elif (lag := _lag(client, after)) != _stored_lag(connector):
+                    self._log_lag(connector, lag)
+                return 0
+            try:
+                checked = input_log.validate(run, connector.node, records)
+                checked.user_id = connector.created_by_id
+                self._log(run, connector, client, checked, after, fence, letters)
+                return len(records)
+            except ServiceError as e:
+                # A batch refused for some of its records: with dead letters, they go there and
+                # the rest is checked (and logged) again; otherwise the connector fails on the first.
+                bad = letters.refused(e, owner, records) if letters is not None else {}
+                if not bad:
+                    raise _named(connector, e, owner) from None
+                kept = [i for i, position in enumerate(owner) if position not in bad]
+                records, owner = [records[i] for i in kept], [owner[i] for i in kept]
 
-    def _log(self, run, connector, client, checked, after, fence, owner=()) -> None:
+    def _log(self, run, connector, client, checked, after, fence, letters=None) -> None:
+        lag = _lag(client, after)
+        rows = checked.rows if checked else 0
         with transaction.atomic():
             lock_and_fence(run.pk, fence)
             if checked is not None:
@@ -144,10 +178,21 @@ class Pump:
                 if isinstance(entry, ServiceError):
                     if entry.status == 429:
                         raise Transient(f"the run's lag is full: {entry.detail}")
-                    raise _named(connector, entry, owner)
+                    raise entry  # the batch (what _pull does with it): this transaction stored nothing
+            found = letters.store() if letters is not None else 0
             Connector.objects.filter(pk=connector.pk).update(
-                position=after, records_in=F("records_in") + (checked.rows if checked else 0))
+                position=after, records_in=F("records_in") + rows, dead_letters=F("dead_letters") + found,
+                lag=lag[0] if lag else None, lag_unit=lag[1] if lag else "",
+                **({"rate_samples": sampled(connector.rate_samples, time.time(), connector.records_in + rows,
+                                            connector.records_in)} if rows else {}))
         client.advanced(after)
+        connector.position, connector.records_in = after, connector.records_in + rows
+        connector.lag, connector.lag_unit = (lag[0], lag[1]) if lag else (None, "")
+
+    def _log_lag(self, connector, lag) -> None:
+        """The lag alone, when it changed while nothing was read (rare: not a write a step)."""
+        Connector.objects.filter(pk=connector.pk).update(lag=lag[0] if lag else None, lag_unit=lag[1] if lag else "")
+        connector.lag, connector.lag_unit = (lag[0], lag[1]) if lag else (None, "")
 
     def _write(self, run: Run, connector: Connector, client) -> int:
         last = max(connector.last_tick, client.committed_tick)
@@ -160,7 +205,14 @@ class Pump:
                 client.write(tick, rows)
             records = sum(abs(weight) for _, weight in rows)
             written += records
-            Connector.objects.filter(pk=connector.pk).update(last_tick=tick, records_out=F("records_out") + records)
+            samples = {}
+            if records:
+                connector.rate_samples = sampled(connector.rate_samples, time.time(), connector.records_out + records,
+                                                 connector.records_out)
+                connector.records_out += records
+                samples = {"rate_samples": connector.rate_samples}
+            Connector.objects.filter(pk=connector.pk).update(last_tick=tick, records_out=F("records_out") + records,
+                                                             **samples)
         if not outputs and last > connector.last_tick:
             Connector.objects.filter(pk=connector.pk, last_tick__lt=last).update(last_tick=last)
         return written
@@ -176,6 +228,83 @@ class Pump:
     def close_all_but(self, keep: set[int]) -> None:
         for connector_id in [c for c in self.live if c not in keep]:
             self.close(connector_id)
+
+
+def _lag(client, position: dict) -> tuple[int, str] | None:
+    """What the client says of how far `position` is behind its source's end (its optional
+    `lag`, see kinds.py); None when it cannot say, or fails to (logged, never fatal)."""
+    lag = getattr(client, "lag", None)
+    if lag is None:
+        return None
+    try:
+        found = lag(position)
+    except Exception:  # noqa: BLE001 - a lag is a hint: the records still move
+        log.warning("event=connector_lag_failed client=%s", type(client).__name__, exc_info=True)
+        return None
+    return (int(found[0]), str(found[1])) if found is not None else None
+
+
+class DeadLetters:
+    """A batch's bad records with `on_error: dead_letter`, stored by `_log` in the
+    transaction of the batch's push and position (so exactly once)."""
+
+    def __init__(self, connector: Connector):
+        self.connector = connector
+        self.payloads: dict[str, object] = {}  # position -> raw payload, as decode saw it
+        self.found: list[tuple[RecordError, object]] = []  # (the error, the raw record)
+
+    def add(self, rejected: list[Rejected]) -> None:
+        self.found += [(r.error.named(self.connector.label()), r.payload) for r in rejected]
+
+    def refused(self, error: ServiceError, owner: list[str], records: list) -> set[str]:
+        """The positions of the records the input log refused, each a dead letter (its first
+        problem); empty when it named no record (then the batch fails as without dead letters)."""
+        bad: dict[str, RecordError] = {}
+        for problem in error.errors or []:
+            row = problem.get("row")
+            if not isinstance(row, int) or not 0 <= row < len(owner):
+                return set()
+            position = owner[row]
+            if position not in bad:
+                bad[position] = RecordError(self.connector.label(), position, bare(problem["message"]), problem.get("field"))
+        for position, found in bad.items():
+            raw = self.payloads.get(position)
+            if raw is None:  # a client that reads typed rows (no decode): its records, as JSON
+                raw = [r for p, r in zip(owner, records) if p == position]
+                raw = raw[0] if len(raw) == 1 else raw
+            self.found.append((found, raw))
+        return set(bad)
+
+    def store(self) -> int:
+        """Write them (call in the push's transaction): the last DEAD_LETTERS_KEPT are kept."""
+        if not self.found:
+            return 0
+        DeadLetter.objects.bulk_create([
+            DeadLetter(connector_id=self.connector.pk, position=e.position[:1000], column=(e.field or "")[:256],
+                       message=e.message, payload=_payload_text(payload))
+            for e, payload in self.found])
+        kept = max(1, settings.DEAD_LETTERS_KEPT)
+        oldest_kept = (DeadLetter.objects.filter(connector_id=self.connector.pk).order_by("-id")
+                       .values_list("id", flat=True)[kept - 1:kept])
+        for cutoff in oldest_kept:
+            DeadLetter.objects.filter(connector_id=self.connector.pk, id__lt=cutoff).delete()
+        return len(self.found)
+
+
+def _stored_lag(connector: Connector) -> tuple[int, str] | None:
+    return (connector.lag, connector.lag_unit) if connector.lag is not None else None
+
+
+def _payload_text(payload) -> str:
+    if payload is None:
+        return ""
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        text = bytes(payload[:DeadLetter.PAYLOAD_MAX * 4]).decode("utf-8", errors="replace")
+    elif isinstance(payload, str):
+        text = payload
+    else:
+        text = json.dumps(payload, default=str)
+    return text[:DeadLetter.PAYLOAD_MAX]
 
 
 def lock_and_fence(run_id: int, fence) -> None:
@@ -196,7 +325,8 @@ def _named(connector: Connector, error: ServiceError, owner: list[str]) -> Recor
 
 def open_client(run: Run, connector: Connector):
     return open_kind(connector.kind, Opening(run.pk, connector.name, connector.node, connector.config or {},
-                                             secrets_of(connector.secrets, connector.secrets_env), connector.position or {}))
+                                             secrets_of(connector.opened_secrets(), connector.secrets_env),
+                                             connector.position or {}))
 
 
 def open_kind(kind: str, opening: Opening):

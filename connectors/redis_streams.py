@@ -4,10 +4,12 @@ position), and a sink that appends each tick's records in one Lua script that al
 records the tick, so a tick is written whole or not at all, and once."""
 from __future__ import annotations
 
+import time
+
 import redis
 
 from . import formats
-from .errors import ConfigError, RecordError, Transient
+from .errors import ConfigError, RecordError, Rejected, Transient
 from .kinds import KindSpec
 
 START = ("earliest", "latest")
@@ -60,9 +62,11 @@ class RedisSource:
         if start not in START:
             raise ConfigError(f"start must be one of {', '.join(START)}; got {start!r}")
         self.redis = _client(config, secrets)
+        self.read_since, self.end_seen, self._info = 0, None, None  # for `lag`
         self.after = (position or {}).get("after")
         if self.after is None:
             self.after = self._last_id() if start == "latest" else "0-0"
+        self.from_start = self.after == "0-0"
 
     def _last_id(self) -> str:
         try:
@@ -91,17 +95,51 @@ class RedisSource:
             after = entry_id.decode()
             position = f"{self.stream}@{after}"
             value = fields.get(self.field.encode())
-            if value is None:
-                raise RecordError("", position, f"the entry has no field {self.field!r} "
-                                                f"(fields: {', '.join(sorted(f.decode(errors='replace') for f in fields))})")
+            if value is None:  # the connector fails on it, or it is a dead letter (on_error)
+                items.append((position, Rejected(RecordError(
+                    "", position, f"the entry has no field {self.field!r} "
+                                  f"(fields: {', '.join(sorted(f.decode(errors='replace') for f in fields))})"),
+                    {k.decode(errors="replace"): v.decode(errors="replace") for k, v in fields.items()})))
+                continue
             items.append((position, decode(position, value)))
+        self.read_since += len(entries)
         return items, {"after": after}
+
+    def lag(self, position: dict) -> tuple[int, str] | None:
+        """Entries after `position`: 0 at the stream's end; read from the stream's start, its
+        length less the entries read; else counted from `entries-added` (XINFO STREAM, read at
+        most once a second) once this client has seen the end (Redis does not count the
+        entries after an id); else None. Entries deleted meanwhile (XDEL, trimming) skew it."""
+        now = time.monotonic()
+        if self._info is None or now - self._info[0] >= 1.0:
+            try:
+                self._info = (now, self.redis.xinfo_stream(self.stream))
+            except redis.RedisError:
+                return None
+        info = self._info[1]
+        last, added = _id_text(info.get("last-generated-id")), info.get("entries-added")
+        after = position.get("after") or "0-0"
+        if after == last:
+            self.end_seen = (added, self.read_since)
+            return 0, "records"
+        if after == "0-0":
+            return int(info.get("length") or 0), "records"
+        if self.end_seen is None and self.from_start:  # read from the start: what it holds less what was read
+            return max(0, int(info.get("length") or 0) - self.read_since), "records"
+        if self.end_seen is None or added is None:
+            return None
+        seen_added, seen_read = self.end_seen
+        return max(0, added - seen_added - (self.read_since - seen_read)), "records"
 
     def advanced(self, position: dict) -> None:
         self.after = position["after"]
 
     def close(self) -> None:
         self.redis.close()
+
+
+def _id_text(value) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 class RedisSink:

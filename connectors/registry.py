@@ -2,7 +2,9 @@
 A new kind: its module's `KINDS`, added to `_SPECS` below."""
 from __future__ import annotations
 
-from dbsp.connector_specs import KindShape, declare_kinds
+from dataclasses import replace
+
+from dbsp.connector_specs import ON_ERROR, KindShape, declare_kinds
 
 from . import delta, files, generator, kafka, mqtt, nats_jetstream, nexmark, postgres, redis_streams, webhook
 from .errors import ConfigError
@@ -10,7 +12,10 @@ from .kinds import KindSpec
 
 _SPECS = [*kafka.KINDS, *files.KINDS, *postgres.KINDS, *redis_streams.KINDS, *nats_jetstream.KINDS, *mqtt.KINDS,
           *generator.KINDS, *nexmark.KINDS, *delta.KINDS, *webhook.KINDS]
-_KINDS: dict[str, KindSpec] = {spec.name: spec for spec in _SPECS}
+#: options every source takes, beside its kind's own: what a bad record does (docs/connectors.md, "Bad records")
+SOURCE_OPTIONS = frozenset({"on_error"})
+_KINDS: dict[str, KindSpec] = {spec.name: replace(spec, options=spec.options | SOURCE_OPTIONS) if spec.source else spec
+                               for spec in _SPECS}
 
 
 def kinds() -> dict[str, KindSpec]:
@@ -22,6 +27,11 @@ def spec(kind: str) -> KindSpec:
         return _KINDS[kind]
     except KeyError:
         raise ConfigError(f"unknown kind {kind!r} (kinds: {', '.join(sorted(_KINDS))})") from None
+
+
+def on_error(config: dict) -> str:
+    """A source's `on_error`: fail (the default) or dead_letter."""
+    return (config or {}).get("on_error") or ON_ERROR[0]
 
 
 def is_source(kind: str) -> bool:

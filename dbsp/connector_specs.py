@@ -25,6 +25,11 @@ FIELDS = ("name", "kind", "config", "secrets_env")
 SECRET_WORDS = ("password", "secret", "token", "key")
 
 
+#: a source's `on_error` option (every source kind takes it): fail on a bad record (the
+#: default), or send it to the connector's dead letters and go on (docs/connectors.md)
+ON_ERROR = ("fail", "dead_letter")
+
+
 @dataclass(frozen=True)
 class KindShape:
     name: str
@@ -120,6 +125,9 @@ def check(node_id: str, value, source: bool) -> list[Problem]:
         fmt = config.get("format")
         if fmt is not None and shape.formats and fmt not in shape.formats:
             problems.append(problem(f"{at}: format must be one of {', '.join(shape.formats)}; got {fmt!r}"))
+        on_error = config.get("on_error")
+        if on_error is not None and on_error not in ON_ERROR:
+            problems.append(problem(f"{at}: on_error must be one of {', '.join(ON_ERROR)}; got {on_error!r}"))
     return problems
 
 

@@ -254,6 +254,11 @@ PUSH_LANE = env_bool("DBSPWEB_PUSH_LANE", True)
 METRICS_TOKEN = os.environ.get("DBSPWEB_METRICS_TOKEN", "")
 # POST /api/connector-kinds/<kind>/test/ gives up on a client that has not opened in this many seconds.
 CONNECTOR_TEST_SECONDS = env_float("DBSPWEB_CONNECTOR_TEST_SECONDS", 15.0)
+# Connectors' stored secrets are encrypted with these Fernet keys (comma-separated: the first
+# encrypts, all decrypt, for rotation; connectors/secrets.py). Unset: one key derived from SECRET_KEY.
+SECRETS_KEYS = [k.strip() for k in os.environ.get("DBSPWEB_SECRETS_KEY", "").split(",") if k.strip()]
+# A connector with `on_error: dead_letter` keeps its last this many dead letters (all are counted).
+DEAD_LETTERS_KEPT = env_int("DBSPWEB_DEAD_LETTERS_KEPT", 1000)
 # Backpressure: a push beyond this many unapplied pushes of a run gets 429 + Retry-After.
 MAX_PENDING_PUSHES = env_int("DBSPWEB_MAX_PENDING_PUSHES", 1000)
 

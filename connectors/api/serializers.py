@@ -6,9 +6,13 @@ import re
 
 from rest_framework import serializers
 
+from dbsp.connector_specs import ON_ERROR
+
 from ..kinds import NAME_WORDS
+from ..models import Connector, DeadLetter
 from ..registry import kinds
-from ..models import Connector
+from ..secrets import seal
+from ..status import lag_of, rate_of, shown_state
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -21,22 +25,39 @@ class ConnectorSerializer(serializers.ModelSerializer):
     secrets_env = serializers.DictField(child=serializers.CharField(), required=False,
                                         help_text="secret option -> the environment variable holding it, read on the worker when the client opens")
     secret_keys = serializers.SerializerMethodField(help_text="the names of the stored secrets")
-    state = serializers.SerializerMethodField(help_text="running, paused (the run is), retrying or failed")
+    state = serializers.SerializerMethodField(help_text="running, paused (by itself or with its run), retrying or failed")
+    lag = serializers.SerializerMethodField(
+        help_text="how far behind it is, in lag_unit (null: not knowable): a source's records (files, bytes) "
+                  "not read yet; a sink's ticks committed but not written yet")
+    lag_unit = serializers.SerializerMethodField(help_text="records, files, bytes or ticks ('' when lag is null)")
+    rows_per_second = serializers.SerializerMethodField(help_text="records in (a source) or out (a sink) a second, over the last 30 s")
 
     class Meta:
         model = Connector
         fields = ["name", "kind", "node", "config", "secrets", "secrets_env", "secret_keys", "state", "position",
-                  "records_in", "records_out", "last_tick", "errors", "last_error", "error_at", "created_at"]
-        read_only_fields = ["position", "records_in", "records_out", "last_tick", "errors", "last_error", "error_at",
-                            "created_at"]
+                  "records_in", "records_out", "last_tick", "lag", "lag_unit", "rows_per_second", "dead_letters",
+                  "errors", "last_error", "error_at", "created_at"]
+        read_only_fields = ["position", "records_in", "records_out", "last_tick", "dead_letters", "errors", "last_error",
+                            "error_at", "created_at"]
 
     def get_secret_keys(self, obj) -> list[str]:
         return sorted(obj.secrets or {})
 
     def get_state(self, obj) -> str:
-        if obj.state == "running" and obj.run.status == "paused":
-            return "paused"
-        return obj.state
+        return shown_state(obj.state, obj.run.status)
+
+    def get_lag(self, obj) -> int | None:
+        return lag_of(obj, obj.run.current_tick)[0]
+
+    def get_lag_unit(self, obj) -> str:
+        return lag_of(obj, obj.run.current_tick)[1]
+
+    def get_rows_per_second(self, obj) -> float:
+        return round(rate_of(obj.rate_samples, obj.records_in if obj.is_source else obj.records_out, obj.created_at), 3)
+
+    def create(self, validated_data):
+        validated_data["secrets"] = seal(validated_data.get("secrets"))  # encrypted at rest (connectors/secrets.py)
+        return super().create(validated_data)
 
     def validate_name(self, value):
         if not NAME.match(value):
@@ -70,6 +91,9 @@ class ConnectorSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError({"config": f"option {secretish[0]!r} is a secret: put it in secrets (never returned)"})
         if "options" in config and not all(isinstance(v, (str, int, float, bool)) for v in (config["options"] or {}).values()):
             raise serializers.ValidationError({"config": "options: a flat object of client settings"})
+        on_error = config.get("on_error")
+        if on_error is not None and on_error not in ON_ERROR:
+            raise serializers.ValidationError({"config": f"on_error must be one of {', '.join(ON_ERROR)}; got {on_error!r}"})
         fmt = config.get("format")
         if fmt is not None and fmt not in kind.formats:
             raise serializers.ValidationError({"config": f"format must be one of {', '.join(kind.formats)}; got {fmt!r}"})
@@ -85,3 +109,9 @@ class ConnectorSerializer(serializers.ModelSerializer):
         if Connector.objects.filter(run=run, name=attrs["name"]).exists():
             raise serializers.ValidationError({"name": f"run {run.pk} already has a connector {attrs['name']!r}"})
         return attrs
+
+
+class DeadLetterSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DeadLetter
+        fields = ["id", "position", "column", "message", "payload", "created_at"]

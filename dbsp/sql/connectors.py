@@ -30,7 +30,8 @@ KAFKA_RENAMES = {"bootstrap.servers": "bootstrap_servers", "topic": "topic", "gr
 FORMATS = {("json", "insert_delete"): "insert_delete", ("json", "debezium"): "debezium", ("json", "raw"): "json",
            ("csv", None): "csv", ("csv", "insert_delete"): "csv", ("parquet", None): "parquet"}
 #: our kinds' own option names, also taken in a transport's config (export_sql writes them)
-OWN_KAFKA_OPTIONS = {"kafka_source": {"bootstrap_servers", "topic", "group_id", "start", "columns", "max_batch"},
+OWN_KAFKA_OPTIONS = {"kafka_source": {"bootstrap_servers", "topic", "group_id", "start", "columns", "max_batch",
+                                                     "on_error"},
                      "kafka_sink": {"bootstrap_servers", "topic"}}
 #: a source's `format` -> Feldera's format object
 FELDERA_FORMATS = {"insert_delete": {"name": "json", "config": {"update_format": "insert_delete"}},

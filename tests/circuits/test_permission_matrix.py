@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from circuits import services
 from circuits.models import CircuitGrant
+from connectors.models import Connector
 from runs.models import Explanation, Push, Run, Verification
 from tests.conftest import example
 
@@ -87,6 +88,12 @@ ENDPOINTS = [
     Endpoint("run detail", "GET", "/api/runs/{run}/", 200, READ),
     Endpoint("run stop", "POST", "/api/runs/{run}/stop/", 200, OPERATE),
     Endpoint("run connectors", "GET", "/api/runs/{run}/connectors/", 200, READ),
+    # each world run has a file source `drop` (its folder is not there: it never runs)
+    Endpoint("run connector", "GET", "/api/runs/{run}/connectors/drop/", 200, READ),
+    Endpoint("connector restart", "POST", "/api/runs/{run}/connectors/drop/restart/", 200, OPERATE),
+    Endpoint("connector pause", "POST", "/api/runs/{run}/connectors/drop/pause/", 200, OPERATE),
+    Endpoint("connector start", "POST", "/api/runs/{run}/connectors/drop/start/", 200, OPERATE),
+    Endpoint("connector dead letters", "GET", "/api/runs/{run}/connectors/drop/dead-letters/", 200, READ),
     Endpoint("run pause", "POST", "/api/runs/{run}/pause/", 200, OPERATE),
     # the run is running, so an allowed resume gets the 409 naming its status
     Endpoint("run resume", "POST", "/api/runs/{run}/resume/", 409, OPERATE),
@@ -138,6 +145,8 @@ def world(make_user):
         CircuitGrant.objects.create(circuit=circuit, user=editor, can_edit=True)
         run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=owner, status="running", last_sequence=1)
         Push.objects.create(run=run, sequence=1, input="orders", records=[], row_count=0)
+        Connector.objects.create(run=run, name="drop", kind="file_source", node="orders",
+                                 config={"path": "/nonexistent/dbspweb-matrix", "on_error": "dead_letter"})
         Verification.objects.create(run=run, tick=0)
         Explanation.objects.create(run=run, params={"view": "big_orders", "tick": 0})
         circuits[visibility] = (circuit, run)
@@ -186,9 +195,7 @@ def test_permission_matrix(world, endpoint, actor):
 # (tests/circuits/test_api_auth.py and test_api_register.py cover them).
 # The health check holds none either (its code says whether workers are alive):
 # tests/workers/test_api_health.py.
-NOT_IN_MATRIX = {"api-root", "auth-login", "auth-logout", "auth-token", "auth-register", "health", "api-not-found",
-                 # one named connector of a run: its access (read, operate) in tests/connectors/test_api_connectors.py
-                 "run-connector", "run-connector-restart"}
+NOT_IN_MATRIX = {"api-root", "auth-login", "auth-logout", "auth-token", "auth-register", "health", "api-not-found"}
 
 
 def test_every_api_route_has_a_row():

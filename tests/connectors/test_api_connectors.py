@@ -35,9 +35,11 @@ def test_declare_list_and_status_never_return_secrets(run, client_for):
     assert status | {"created_at": None} == {
         "name": "orders-in", "kind": "kafka_source", "node": "orders", "config": KAFKA["config"],
         "secret_keys": ["sasl.password"], "state": "running", "position": {}, "records_in": 0, "records_out": 0,
-        "last_tick": -1, "errors": 0, "last_error": "", "error_at": None, "created_at": None, "secrets_env": {}}
+        "last_tick": -1, "errors": 0, "last_error": "", "error_at": None, "created_at": None, "secrets_env": {},
+        "lag": None, "lag_unit": "", "rows_per_second": 0.0, "dead_letters": 0}
     assert [c["name"] for c in listed.json()] == ["orders-in"]
-    assert Connector.objects.get().secrets == {"sasl.password": "hunter2-very-secret"}  # stored for the worker
+    # stored encrypted (tests/connectors/test_connector_secrets.py), opened for the worker
+    assert Connector.objects.get().opened_secrets() == {"sasl.password": "hunter2-very-secret"}
 
 
 def test_state_is_paused_with_the_run(run, client_for):
@@ -54,7 +56,8 @@ def test_state_is_paused_with_the_run(run, client_for):
     ({"name": "1st"}, "name", "a letter, then letters, digits, _ or - (at most 64)"),
     ({"config": {"topic": "t"}}, "config", "bootstrap_servers is required (a string)"),
     ({"config": {**KAFKA["config"], "colour": "red"}}, "config", "unknown option 'colour' for kafka_source (options: "
-     "bootstrap_servers, columns, format, group_id, max_batch, options, start, topic)"),
+     "bootstrap_servers, columns, format, group_id, max_batch, on_error, options, start, topic)"),
+    ({"config": {**KAFKA["config"], "on_error": "skip"}}, "config", "on_error must be one of fail, dead_letter; got 'skip'"),
     ({"config": {**KAFKA["config"], "options": {"sasl.password": "x"}}}, "config",
      "option 'sasl.password' is a secret: put it in secrets (never returned)"),
     ({"config": {**KAFKA["config"], "format": "avro"}}, "config", "format must be one of insert_delete, debezium, json, csv; got 'avro'"),

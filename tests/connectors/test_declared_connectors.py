@@ -48,8 +48,12 @@ def test_the_kinds_endpoint_lists_each_kind_with_its_options(client_for):
     assert source["source"] is True and kinds["file_sink"]["source"] is False
     options = {o["name"]: o for o in source["options"]}
     assert source["options"][0] == {"name": "path", "required": True, "type": "string", "choices": []}
-    assert set(options) == {"path", "format", "pattern", "columns", "max_batch"}
+    assert set(options) == {"path", "format", "pattern", "columns", "max_batch", "on_error"}
     assert options["format"]["choices"][0] == "csv" and "insert_delete" in options["format"]["choices"]
+    # every source takes on_error, offered as a choice (fail first: the default); no sink does
+    assert all(any(o["name"] == "on_error" and o["choices"] == ["fail", "dead_letter"] for o in k["options"])
+               for k in kinds.values() if k["source"])
+    assert not any(o["name"] == "on_error" for k in kinds.values() if not k["source"] for o in k["options"])
     assert options["columns"]["type"] == "list" and options["max_batch"]["type"] == "integer"
     kafka = {o["name"]: o for o in kinds["kafka_source"]["options"]}
     assert [n for n, o in kafka.items() if o["required"]] == ["bootstrap_servers", "topic"]
@@ -80,7 +84,7 @@ def test_a_file_connection_is_tested(editor, tmp_path):
     assert test_connection(editor, "file_source", {"path": str(missing)}) == {
         "ok": False, "error": f"{missing} is not there (yet)"}
     assert test_connection(editor, "file_source", {"path": str(tmp_path), "colour": "red"}) == {
-        "ok": False, "error": "unknown option 'colour' for file_source (options: columns, format, max_batch, path, pattern)"}
+        "ok": False, "error": "unknown option 'colour' for file_source (options: columns, format, max_batch, on_error, path, pattern)"}
     assert test_connection(editor, "file_sink", {}) == {"ok": False, "error": "file_sink needs the option 'path'"}
     assert test_connection(editor, "file_source", {"path": str(tmp_path)}, {"password": "DBSPWEB_TEST_NOT_SET_1"}) == {
         "ok": False, "error": "secret 'password': the environment variable DBSPWEB_TEST_NOT_SET_1 is not set on the worker"}
@@ -122,7 +126,7 @@ FILE_OUT = {"name": "big-out", "kind": "file_sink", "config": {"path": "/data/ou
      "connectors[0] 'orders-in': unknown kind 'ftp_source' (kinds: " + ", ".join(sorted(kinds())) + ")"),
     # (other kinds may follow in the lists: other modules add them)
     ([{**FILE_IN, "config": {"path": "/x", "colour": "red"}}], None, "orders",
-     "connectors[0] 'orders-in': unknown option 'colour' for file_source (options: columns, format, max_batch, path, pattern)"),
+     "connectors[0] 'orders-in': unknown option 'colour' for file_source (options: columns, format, max_batch, on_error, path, pattern)"),
     (None, [{**FILE_OUT, "config": {}}], "big_orders", "connectors[0] 'big-out': file_sink needs the option 'path'"),
     ([FILE_OUT], None, "orders", "connectors[0] 'big-out': file_sink is a sink; an input takes " + ", ".join(sorted(k for k, v in kinds().items() if v.source))),
     ([{**FILE_IN, "secrets": {"password": "x"}}], None, "orders",

@@ -113,3 +113,21 @@ def test_exported_sql_reads_back_to_the_same_connectors():
     again = nodes(compile_sql(text))
     for node in ("orders", "big_orders"):
         assert again[node]["params"]["connectors"] == found[node]["params"]["connectors"], node
+
+
+def test_on_error_in_sql_reads_into_the_config_and_back():
+    from dbsp.sql import export_sql
+
+    text = ("CREATE TABLE t (a BIGINT) WITH ('connectors' = '[{\"transport\": {\"name\": \"kafka_input\", \"config\": "
+            "{\"bootstrap.servers\": \"b\", \"topic\": \"x\", \"on_error\": \"dead_letter\"}}}, {\"transport\": "
+            "{\"name\": \"file_input\", \"config\": {\"path\": \"/in\", \"on_error\": \"dead_letter\"}}}]');" + VIEW)
+    doc = compile_sql(text)
+    found = nodes(doc)["t"]["params"]["connectors"]
+    assert [c["config"]["on_error"] for c in found] == ["dead_letter", "dead_letter"]
+    assert nodes(compile_sql(export_sql(doc)))["t"]["params"]["connectors"] == found
+
+
+def test_a_bad_on_error_is_the_engines_problem_named_with_the_table():
+    text = T + "'[{\"transport\": {\"name\": \"file_input\", \"config\": {\"path\": \"/x\", \"on_error\": \"skip\"}}}]');" + VIEW
+    assert problem(text) == ("1:14: table t: node 't': connectors[0] 't-in': on_error must be one of fail, dead_letter; "
+                             "got 'skip'")

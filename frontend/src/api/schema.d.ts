@@ -443,6 +443,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/connectors/{name}/dead-letters/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The connector's dead letters, newest first (its last DBSPWEB_DEAD_LETTERS_KEPT; the connector's dead_letters counts them all). Paginated like the circuits list. */
+        get: operations["runs_connectors_dead_letters_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/connectors/{name}/pause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Pause this connector alone (not polled or written; the run's other connectors go on); 409 for a failed one. */
+        post: operations["runs_connectors_pause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/connectors/{name}/restart/": {
         parameters: {
             query?: never;
@@ -453,6 +487,23 @@ export interface paths {
         get?: never;
         put?: never;
         post: operations["runs_connectors_restart_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/connectors/{name}/start/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Run this connector again (paused, retrying or failed): a source resumes at its stored position, a sink after its last tick. */
+        post: operations["runs_connectors_start_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -921,6 +972,7 @@ export interface components {
             config?: unknown;
             /** Format: date-time */
             readonly created_at: string;
+            readonly dead_letters: number;
             /** Format: date-time */
             readonly error_at: string | null;
             readonly errors: number;
@@ -946,6 +998,10 @@ export interface components {
              *     * `webhook_sink` - webhook_sink
              */
             kind: components["schemas"]["ConnectorKindEnum"];
+            /** @description how far behind it is, in lag_unit (null: not knowable): a source's records (files, bytes) not read yet; a sink's ticks committed but not written yet */
+            readonly lag: number | null;
+            /** @description records, files, bytes or ticks ('' when lag is null) */
+            readonly lag_unit: string;
             readonly last_error: string;
             readonly last_tick: number;
             name: string;
@@ -953,13 +1009,18 @@ export interface components {
             readonly position: unknown;
             readonly records_in: number;
             readonly records_out: number;
+            /**
+             * Format: double
+             * @description records in (a source) or out (a sink) a second, over the last 30 s
+             */
+            readonly rows_per_second: number;
             /** @description the names of the stored secrets */
             readonly secret_keys: string[];
             /** @description secret option -> the environment variable holding it, read on the worker when the client opens */
             secrets_env?: {
                 [key: string]: string;
             };
-            /** @description running, paused (the run is), retrying or failed */
+            /** @description running, paused (by itself or with its run), retrying or failed */
             readonly state: string;
         };
         ConnectorKind: {
@@ -1035,6 +1096,15 @@ export interface components {
                 [key: string]: unknown;
             };
             text: string;
+        };
+        DeadLetter: {
+            column?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly id: number;
+            message: string;
+            payload?: string;
+            position: string;
         };
         Deltas: {
             /** @description more ticks after the last one: ask again with since=<last tick> */
@@ -1409,6 +1479,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Circuit"][];
+        };
+        PaginatedDeadLetterList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["DeadLetter"][];
         };
         PaginatedRunList: {
             /** @example 123 */
@@ -4327,7 +4412,239 @@ export interface operations {
             };
         };
     };
+    runs_connectors_dead_letters_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDeadLetterList"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runs_connectors_pause_create: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run's state does not allow this (e.g. it is stopped). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     runs_connectors_restart_create: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The run's state does not allow this (e.g. it is stopped). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runs_connectors_start_create: {
         parameters: {
             query?: {
                 /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */

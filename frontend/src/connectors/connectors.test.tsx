@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConnectorStatus } from './ConnectorStatus';
 import { ConnectorsSection, freshName, optionValue, type DeclaredConnector } from './ConnectorsSection';
-import { positionText } from './connectorsApi';
+import { lagText, positionText, rateText } from './connectorsApi';
 
 afterEach(() => {
   cleanup();
@@ -29,7 +29,7 @@ const KINDS = [
 const connector = (over: Record<string, unknown>) => ({
   name: 'orders-in', kind: 'file_source', node: 'orders', config: {}, secrets_env: {}, secret_keys: [], state: 'running',
   position: {}, records_in: 0, records_out: 0, last_tick: -1, errors: 0, last_error: '', error_at: null,
-  created_at: '2026-01-01T00:00:00Z', ...over,
+  lag: null, lag_unit: '', rows_per_second: 0, dead_letters: 0, created_at: '2026-01-01T00:00:00Z', ...over,
 });
 
 describe('option values', () => {
@@ -48,6 +48,16 @@ describe('option values', () => {
     expect(freshName('orders', true, [])).toBe('orders-in');
     expect(freshName('orders', true, ['orders-in'])).toBe('orders-in2');
     expect(freshName('big_orders', false, [])).toBe('big_orders-out');
+  });
+
+  it('says how far behind and how fast', () => {
+    expect(lagText(null, '')).toBe('–');
+    expect(lagText(1, 'files')).toBe('1 file');
+    expect(lagText(12500, 'records')).toBe('12,500 records');
+    expect(lagText(0, 'ticks')).toBe('0 ticks');
+    expect(rateText(0)).toBe('0');
+    expect(rateText(3.456)).toBe('3.5');
+    expect(rateText(1240.4)).toBe('1,240');
   });
 
   it('says where a source is', () => {
@@ -126,5 +136,39 @@ describe('ConnectorStatus', () => {
     fireEvent.click(screen.getByTestId('connector-restart-big-out'));
     await waitFor(() => expect(screen.getByTestId('connector-state-big-out').textContent).toBe('running'));
     expect(fetchMock.mock.calls.some(([url, init]) => url === '/api/runs/7/connectors/big-out/restart/' && init?.method === 'POST')).toBe(true);
+  });
+});
+
+describe('ConnectorStatus: lag, rows/s, dead letters, pause and start', () => {
+  it('shows them and pauses then starts a connector', async () => {
+    let state = 'running';
+    const fetchMock = vi.fn(async (url: string, init?: RequestInit) => {
+      if (init?.method === 'POST') {
+        state = url.endsWith('/pause/') ? 'paused' : 'running';
+        return json(connector({ state, dead_letters: 7, lag: 3, lag_unit: 'files', rows_per_second: 2.5 }));
+      }
+      if (url.includes('/dead-letters/')) {
+        return json({ count: 7, next: null, previous: null, results: [
+          { id: 9, position: 'a.csv:4', column: 'amount', message: "expected an integer (bigint), got 'lots'", payload: '4,d,lots', created_at: '2026-01-01T00:00:00Z' },
+        ] });
+      }
+      return json([connector({ state, dead_letters: 7, lag: 3, lag_unit: 'files', rows_per_second: 2.5 })]);
+    });
+    vi.stubGlobal('fetch', fetchMock);
+    render(<ConnectorStatus runId={7} tick={4} status="running" finished={false} />);
+    await waitFor(() => expect(screen.getByTestId('connector-lag-orders-in').textContent).toBe('3 files'));
+    expect(screen.getByTestId('connector-rate-orders-in').textContent).toBe('2.5');
+    expect(screen.getByTestId('connector-dead-orders-in').textContent).toBe('7');
+    await waitFor(() => expect(screen.getAllByTestId('dead-letter')).toHaveLength(1));
+    expect(screen.getByTestId('dead-letters-orders-in').textContent).toContain("a.csv:4amountexpected an integer (bigint), got 'lots'4,d,lots");
+    expect(fetchMock.mock.calls.some(([url]) => url === '/api/runs/7/connectors/orders-in/dead-letters/?page_size=5')).toBe(true);
+    expect(screen.queryByTestId('connector-start-orders-in')).toBeNull();
+    fireEvent.click(screen.getByTestId('connector-pause-orders-in'));
+    await waitFor(() => expect(screen.getByTestId('connector-state-orders-in').textContent).toBe('paused'));
+    expect(screen.queryByTestId('connector-pause-orders-in')).toBeNull();
+    fireEvent.click(screen.getByTestId('connector-start-orders-in'));
+    await waitFor(() => expect(screen.getByTestId('connector-state-orders-in').textContent).toBe('running'));
+    const posts = fetchMock.mock.calls.filter(([, init]) => init?.method === 'POST').map(([url]) => url);
+    expect(posts).toEqual(['/api/runs/7/connectors/orders-in/pause/', '/api/runs/7/connectors/orders-in/start/']);
   });
 });
