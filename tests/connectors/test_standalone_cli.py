@@ -400,7 +400,7 @@ def test_a_declaration_the_kinds_refuse_is_named_before_anything_runs(tmp_path):
     result = cli(sql, "--until-idle", cwd=tmp_path)
     assert result.returncode == 1
     assert re.fullmatch(r"views\.sql:1:\d+: table orders: node 'orders': connectors\[0\] 'orders-in': unknown option "
-                        r"'pth' for file_source \(options: columns, format, max_batch, path, pattern\)",
+                        r"'pth' for file_source \(options: columns, format, max_batch, on_error, path, pattern\)",
                         Path(result.stderr.strip()).name), result.stderr
     assert not (tmp_path / ".dbsp-state").exists()
 
