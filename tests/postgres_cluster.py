@@ -67,17 +67,28 @@ class PostgresCluster:
         # postgres is trusted; every other role signs in with its password (the connectors' secrets are tested)
         (data / "pg_hba.conf").write_text("local all all trust\nhost all postgres 127.0.0.1/32 trust\n"
                                           "host all all 127.0.0.1/32 scram-sha-256\n")
-        subprocess.run([*as_user, str(self.bin / "pg_ctl"), "-D", str(data), "-l", str(self.folder / "server.log"), "-w",
-                        "-t", "120", "-o",
+        self.data = data
+        self.base = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        self.start()
+
+    def start(self) -> None:
+        """Start the server (again: the same port, the same data folder) and wait until it answers."""
+        subprocess.run([*self._as, str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "server.log"),
+                        "-w", "-t", "120", "-o",
                         f"-c wal_level=logical -c max_replication_slots=10 -c max_wal_senders=10 -c port={self.port} "
                         f"-c listen_addresses=127.0.0.1 -c unix_socket_directories={self.sockets} -c fsync=off",
                         "start"], check=True, capture_output=True)
-        self.data = data
-        self.base = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
         deadline = time.monotonic() + 60
         while not _is_logical(self.base):  # pg_ctl -w waited for it; this only confirms
             assert time.monotonic() < deadline, (self.folder / "server.log").read_text()[-2000:]
             time.sleep(0.2)
+
+    def shut_down(self) -> None:
+        """Stop the server (`-m fast`: clients are disconnected, what was committed is kept);
+        `start()` brings it back. Only a cluster started here."""
+        assert self.own, "TEST_CDC_POSTGRES_URL's server is not the tests' to stop"
+        subprocess.run([*self._as, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "-t", "120", "stop"],
+                       check=True, capture_output=True)
 
     @property
     def own(self) -> bool:
