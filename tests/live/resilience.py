@@ -93,10 +93,13 @@ class HookReceiver:
         self.port = self.server.server_port
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+        self.serving = True
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        if self.serving:
+            self.serving = False
+            self.server.shutdown()
+            self.server.server_close()
 
     def by_key(self) -> dict[str, list[dict]]:
         out: dict[str, list[dict]] = {}
