@@ -116,9 +116,13 @@ def start_nats(folder: Path) -> Broker:
 def start_mosquitto(folder: Path) -> Broker:
     port = free_port()
     config = folder / "mosquitto.conf"
-    # persistence: QoS 1 sessions and their queued messages survive the client's absence
+    # persistence: QoS 1 sessions and their queued messages survive the client's absence, and
+    # a restart (saved at shutdown). Run as root, mosquitto would drop to the `mosquitto` user,
+    # which may not write the test's folder: it stays the user it was started as.
+    import getpass
+
     config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
-                      f"persistence_location {folder}/\nmax_queued_messages 100000\n")
+                      f"persistence_location {folder}/\nmax_queued_messages 100000\nuser {getpass.getuser()}\n")
     broker = Broker("mosquitto", [executable("mosquitto"), "-c", str(config)], folder, port, lambda: _answers(port))
     broker.host = "127.0.0.1"
     return broker

@@ -150,7 +150,7 @@ def test_kill_9_delta_webhook_and_mqtt_sinks(cluster, redis_server, mqtt_broker,
         declare(api, run_id,
                 {"name": "tx", "kind": "redis_source", "node": "transactions",
                  "config": {"url": redis_server.url, "stream": source, "max_batch": 40}},
-                {"name": "total-hook", "kind": "webhook_sink", "node": "total", "config": {"url": receiver.url}},
+                {"name": "balance-hook", "kind": "webhook_sink", "node": "balance", "config": {"url": receiver.url}},
                 {"name": "credits-lake", "kind": "delta_sink", "node": "credits", "config": {"path": str(changelog)}},
                 {"name": "balance-lake", "kind": "delta_sink", "node": "balance",
                  "config": {"path": str(table), "mode": "table", "key": "account"}},
@@ -165,10 +165,10 @@ def test_kill_9_delta_webhook_and_mqtt_sinks(cluster, redis_server, mqtt_broker,
         cluster.wait(lambda: caught_up(run_id, lambda: records_in(run_id, "tx") == len(records)), 300,
                      "the survivor to take the stream over and drain it")
         assert {n: c["state"] for n, c in states(api, run_id).items()} == dict.fromkeys(
-            ("tx", "total-hook", "credits-lake", "balance-lake", "debits-mqtt"), "running")
+            ("tx", "balance-hook", "credits-lake", "balance-lake", "debits-mqtt"), "running")
         assert_logged_once(run_id, records)
         expected = reference_views(run_id, {"transactions": records})
-        hook_repeats = check_hook(receiver, run_id, "total-hook", "total", expected)
+        hook_repeats = check_hook(receiver, run_id, "balance-hook", "balance", expected)
         check_delta(run_id, changelog, table, expected)
         wanted = sum(sum(map(abs, d.values())) for d in tick_deltas(run_id, "debits").values())
         cluster.wait(lambda: len({(m[0], m[1]) for m in subscriber.drain()}) >= wanted, 60,
@@ -312,7 +312,7 @@ def test_broker_restarts_mid_stream(cluster, make_user, tmp_path_factory):
                 {"name": "credits-out", "kind": "nats_sink", "node": "credits", "config": {"servers": ns.url, "subject": subject}},
                 {"name": "debits-out", "kind": "mqtt_sink", "node": "debits",
                  "config": {"host": ms.host, "port": ms.port, "topic": debits_topic}},
-                {"name": "total-hook", "kind": "webhook_sink", "node": "total", "config": {"url": receiver.url}},
+                {"name": "balance-hook", "kind": "webhook_sink", "node": "balance", "config": {"url": receiver.url}},
                 {"name": "big-hook", "kind": "webhook_sink", "node": "big_orders", "config": {"url": receiver.url}})
         records = transactions(3000, seed=14)
         chunks = [records[i:i + 500] for i in range(0, len(records), 500)]
@@ -334,6 +334,10 @@ def test_broker_restarts_mid_stream(cluster, make_user, tmp_path_factory):
             orders.extend(batch)
 
         lines = OtherInput(api, run_id)
+        # MQTT drops what is published before a subscription: the source's first open
+        # subscribes, then stores its start position
+        cluster.wait(lambda: Connector.objects.get(run_id=run_id, name="orders-in").position == {"messages": 0}, 120,
+                     "the MQTT source to subscribe")
         add(chunks[0] + chunks[1])
         publish_orders(300)
 
@@ -374,7 +378,7 @@ def test_broker_restarts_mid_stream(cluster, make_user, tmp_path_factory):
         # the webhook receiver away while ticks change its views.
         receiver.stop()
         add(chunks[4])
-        wait_retrying(cluster, api, run_id, "total-hook", "POST", behind=True)
+        wait_retrying(cluster, api, run_id, "balance-hook", "POST", behind=True)
         lines.push_and_see_it_applied(cluster, "webhook")
         receiver.start()
         add(chunks[5])
@@ -384,7 +388,7 @@ def test_broker_restarts_mid_stream(cluster, make_user, tmp_path_factory):
                                        and logged_records(run_id, "orders") == every_order), 300,
                      "every connector to catch up after the restarts")
         assert {n: c["state"] for n, c in states(api, run_id).items()} == dict.fromkeys(
-            ("tx", "orders-in", "balance-out", "credits-out", "debits-out", "total-hook", "big-hook"), "running")
+            ("tx", "orders-in", "balance-out", "credits-out", "debits-out", "balance-hook", "big-hook"), "running")
 
         all_tx = records + extra
         assert logged_records(run_id, "transactions") == integrated([records_delta(all_tx)])
@@ -402,7 +406,7 @@ def test_broker_restarts_mid_stream(cluster, make_user, tmp_path_factory):
         cluster.wait(lambda: len({(m[0], m[1]) for m in subscriber.drain()}) >= wanted, 60,
                      "the MQTT subscriber to receive every tick")
         mqtt_repeats = check_mqtt(subscriber, run_id, "debits", expected)
-        hook_repeats = check_hook(receiver, run_id, "total-hook", "total", expected)
+        hook_repeats = check_hook(receiver, run_id, "balance-hook", "balance", expected)
         hook_repeats += check_hook(receiver, run_id, "big-hook", "big_orders", expected)
         shown = api.get(f"/api/runs/{run_id}/outputs/").json()["views"]
         for view, rows in shown.items():  # the run's own views too (REST pushes to lines among them)
