@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import signal
-import threading
 import time
 import uuid
 from collections import Counter
