@@ -3,9 +3,10 @@
 - 10^5 records from a Redis stream, the worker holding the run killed with SIGKILL in
   mid-stream: the input log holds every record once, the sinks each tick once, and they
   integrate to the reference evaluator's views of all the records.
-- The Delta, webhook and MQTT sinks, the holder killed with SIGKILL: Delta and the webhook
-  receiver (deduplicating by Idempotency-Key) hold each tick once; MQTT is at least once:
-  deduplicated by (tick, record index) it holds each tick once, with no gap.
+- The Delta, webhook and MQTT sinks and an MQTT source, the holder killed with SIGKILL:
+  Delta and the webhook receiver (deduplicating by Idempotency-Key) hold each tick once;
+  MQTT is at least once: deduplicated by (tick, record index) the sink's subscriber holds
+  each tick once, with no gap, and every message of the source is in the input log.
 - redis-server, nats-server, mosquitto, the webhook receiver and PostgreSQL stopped and
   started again (same port, same data) while records flow: while one is down its
   connector shows `retrying` with the error (a sink: behind the run's last tick), the run's
@@ -134,13 +135,17 @@ def test_kill_9_in_the_middle_of_100_000_records(cluster, redis_server, make_use
 # ---- the Delta, webhook and MQTT sinks, kill -9 -----------------------------------------
 
 def test_kill_9_delta_webhook_and_mqtt_sinks(cluster, redis_server, mqtt_broker, make_user, tmp_path):
+    """Also an MQTT source (orders, keyed by id) killed mid-stream: at least once, every
+    message in the input log, a repeat only of a message whose acknowledgement the kill
+    lost, and the view as if each came once (an insert of the same row replaces it)."""
     api = cluster.client(make_user("sinks9"))
-    run_id = start_run(api, example("transactions"))
+    run_id = start_run(api, three_inputs())
     tag = uuid.uuid4().hex[:8]
     r = redis.Redis.from_url(redis_server.url)
-    source, topic = f"tx-{tag}", f"debits/{tag}"
+    source, topic, orders_topic = f"tx-{tag}", f"debits/{tag}", f"orders/{tag}"
     receiver = HookReceiver()
     subscriber = MqttSubscriber(mqtt_broker, topic)
+    publisher = MqttSubscriber(mqtt_broker, f"unused/{tag}")
     changelog, table = tmp_path / "credits-lake", tmp_path / "balance-lake"
     records = transactions(1500, seed=9)
     try:
@@ -154,30 +159,55 @@ def test_kill_9_delta_webhook_and_mqtt_sinks(cluster, redis_server, mqtt_broker,
                 {"name": "balance-lake", "kind": "delta_sink", "node": "balance",
                  "config": {"path": str(table), "mode": "table", "key": "account"}},
                 {"name": "debits-mqtt", "kind": "mqtt_sink", "node": "debits",
-                 "config": {"host": mqtt_broker.host, "port": mqtt_broker.port, "topic": topic}})
+                 "config": {"host": mqtt_broker.host, "port": mqtt_broker.port, "topic": topic}},
+                {"name": "orders-in", "kind": "mqtt_source", "node": "orders",
+                 "config": {"host": mqtt_broker.host, "port": mqtt_broker.port, "topic": orders_topic, "max_batch": 20}})
+        cluster.wait(lambda: Connector.objects.get(run_id=run_id, name="orders-in").position == {"messages": 0}, 120,
+                     "the MQTT source to subscribe")  # MQTT drops what is published before
+        orders = [{"insert": {"id": i, "customer": f"c{i % 7}", "amount": (i * 37) % 300}} for i in range(1000)]
+        infos = [publisher.client.publish(orders_topic, json.dumps(o).encode(), qos=1) for o in orders]
+        for info in infos:
+            info.wait_for_publish(30)
         for rec in records[200:]:
             r.xadd(source, {"value": json.dumps(rec)})
-        cluster.wait(lambda: records_in(run_id, "tx") >= 300, 180, "the source to be mid-stream")
+        cluster.wait(lambda: records_in(run_id, "tx") >= 300 and records_in(run_id, "orders-in") >= 200, 180,
+                     "the sources to be mid-stream")
         holder = kill_the_holder(cluster, run_id)
-        at_kill = records_in(run_id, "tx")
-        assert at_kill < len(records), "the stream ended before the kill: make it longer"
-        cluster.wait(lambda: caught_up(run_id, lambda: records_in(run_id, "tx") == len(records)), 300,
-                     "the survivor to take the stream over and drain it")
+        at_kill = records_in(run_id, "tx"), records_in(run_id, "orders-in")
+        assert at_kill[0] < len(records) and at_kill[1] < len(orders), "a stream ended before the kill: make it longer"
+        every_order = Counter(json.dumps(o["insert"], sort_keys=True) for o in orders)
+        cluster.wait(lambda: caught_up(run_id, lambda: records_in(run_id, "tx") == len(records)
+                                       and set(logged_records(run_id, "orders")) == set(every_order)), 300,
+                     "the survivor to take the streams over and drain them")
         assert {n: c["state"] for n, c in states(api, run_id).items()} == dict.fromkeys(
-            ("tx", "balance-hook", "credits-lake", "balance-lake", "debits-mqtt"), "running")
-        assert_logged_once(run_id, records)
-        expected = reference_views(run_id, {"transactions": records})
+            ("tx", "orders-in", "balance-hook", "credits-lake", "balance-lake", "debits-mqtt"), "running")
+        from runs.models import Push
+
+        assert sum(Push.objects.filter(run_id=run_id, input="transactions").values_list("row_count", flat=True)) == len(records)
+        assert logged_records(run_id, "transactions") == integrated([records_delta(records)])
+        # MQTT, at least once: every order logged, some perhaps twice (pushed, then the kill
+        # before the broker had the acknowledgement), none other
+        logged_orders = logged_records(run_id, "orders")
+        assert all(w >= 1 for w in logged_orders.values()) and set(logged_orders) == set(every_order)
+        source_repeats = sum(logged_orders.values()) - len(orders)
+        assert records_in(run_id, "orders-in") == sum(logged_orders.values())
+        expected = reference_views(run_id, {"transactions": records, "orders": orders, "lines": []})
+        shown = api.get(f"/api/runs/{run_id}/outputs/").json()["views"]
+        for view, rows in shown.items():  # the run's views: each order as if it came once
+            assert Counter({json.dumps(x["data"], sort_keys=True): x["weight"] for x in rows}) == expected[view], view
         hook_repeats = check_hook(receiver, run_id, "balance-hook", "balance", expected)
         check_delta(run_id, changelog, table, expected)
         wanted = sum(sum(map(abs, d.values())) for d in tick_deltas(run_id, "debits").values())
         cluster.wait(lambda: len({(m[0], m[1]) for m in subscriber.drain()}) >= wanted, 60,
                      "the MQTT subscriber to receive every tick")
         mqtt_repeats = check_mqtt(subscriber, run_id, "debits", expected)
-        print(f"killed {holder} at {at_kill}/{len(records)}; webhook repeats {hook_repeats}, MQTT repeats {mqtt_repeats}")
+        print(f"killed {holder} at {at_kill[0]}/{len(records)} records, {at_kill[1]}/{len(orders)} orders; "
+              f"webhook repeats {hook_repeats}, MQTT sink repeats {mqtt_repeats}, MQTT source repeats {source_repeats}")
         replace_the_dead(cluster, holder)
     finally:
         receiver.stop()
         subscriber.close()
+        publisher.close()
 
 
 def check_hook(receiver: HookReceiver, run_id: int, name: str, view: str, expected) -> int:
