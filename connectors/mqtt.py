@@ -98,6 +98,15 @@ class MqttSource(_Client):
         super().__init__(config, secrets, config.get("client_id") or ident, persistent=True, manual_ack=True,
                          on_message=lambda client, userdata, message: self.messages.put(message),
                          on_subscribe=self._on_subscribe)
+        if "messages" in (position or {}) and not self.session_present:
+            # It subscribed before (its position is stored from then), yet the broker has no
+            # session for it: restarted without persistence, or the session expired. What was
+            # published meanwhile is gone: say so (a failure, not a retry: the next connect
+            # would find the session this one just made, and go on silently with a gap).
+            self.close()
+            raise ConfigError("MQTT: the broker has no session for this source (restarted without persistence? "
+                              "expired?): messages published while it was away may be lost; restart the connector "
+                              "to go on from now")
         self.client.subscribe(self.topic, qos=1)
         if not self.subscribed.wait(TIMEOUT):
             self.close()

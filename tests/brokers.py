@@ -40,10 +40,15 @@ class Broker:
     """One broker process; `ready()` is tried until it answers (or the process died)."""
 
     def __init__(self, name: str, args: list[str], folder: Path, port: int, ready):
-        self.name, self.port, self.folder = name, port, folder
+        self.name, self.port, self.folder, self.args, self.ready = name, port, folder, args, ready
         self.log = folder / f"{name}.log"
-        with open(self.log, "wb") as out:
-            self.process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=folder)
+        self.start()
+
+    def start(self) -> None:
+        """Start the process (again: the same port, the same data folder) and wait until it answers."""
+        with open(self.log, "ab") as out:
+            self.process = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, cwd=self.folder)
+        name, port, ready = self.name, self.port, self.ready
         deadline = time.monotonic() + 60
         while True:
             if self.process.poll() is not None:
@@ -59,6 +64,7 @@ class Broker:
             time.sleep(0.05)  # between tries of the port, not a wait for a state
 
     def stop(self) -> None:
+        """A clean shutdown (SIGTERM: a broker saves what it persists), then `start()` may restart it."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -73,16 +79,21 @@ def _answers(port: int) -> bool:
         return True
 
 
-def start_redis(folder: Path) -> Broker:
+def start_redis(folder: Path, persistent: bool = False) -> Broker:
+    """`persistent`: an append-only file written at every command, so a restart keeps the streams."""
     import redis
 
     port = free_port()
 
     def ready():
-        return redis.Redis(port=port, socket_connect_timeout=1).ping()
+        try:
+            return redis.Redis(port=port, socket_connect_timeout=1).ping()
+        except redis.ConnectionError:  # not an OSError: not up yet (or still loading its file)
+            return False
 
+    saving = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
     broker = Broker("redis-server", [executable("redis-server"), "--bind", "127.0.0.1", "--port", str(port),
-                                     "--dir", str(folder), "--save", "", "--appendonly", "no"], folder, port, ready)
+                                     "--dir", str(folder), "--save", "", *saving], folder, port, ready)
     broker.url = f"redis://127.0.0.1:{port}/0"
     return broker
 
@@ -105,9 +116,13 @@ def start_nats(folder: Path) -> Broker:
 def start_mosquitto(folder: Path) -> Broker:
     port = free_port()
     config = folder / "mosquitto.conf"
-    # persistence: QoS 1 sessions and their queued messages survive the client's absence
+    # persistence: QoS 1 sessions and their queued messages survive the client's absence, and
+    # a restart (saved at shutdown). Run as root, mosquitto would drop to the `mosquitto` user,
+    # which may not write the test's folder: it stays the user it was started as.
+    import getpass
+
     config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
-                      f"persistence_location {folder}/\nmax_queued_messages 100000\n")
+                      f"persistence_location {folder}/\nmax_queued_messages 100000\nuser {getpass.getuser()}\n")
     broker = Broker("mosquitto", [executable("mosquitto"), "-c", str(config)], folder, port, lambda: _answers(port))
     broker.host = "127.0.0.1"
     return broker

@@ -31,6 +31,16 @@ class PostgresCluster:
         self.port = self.cluster.port
         self.base = self.cluster.start(fsync=False)
 
+    def start(self) -> None:
+        """Start the server (again: the same port, the same data folder) and wait until it answers."""
+        self.cluster.start(fsync=False)
+
+    def shut_down(self) -> None:
+        """Stop the server (`-m fast`: clients are disconnected, what was committed is kept);
+        `start()` brings it back. Only a cluster started here."""
+        assert self.own, "TEST_CDC_POSTGRES_URL's server is not the tests' to stop"
+        self.cluster.stop()
+
     @property
     def own(self) -> bool:
         """Started here (its roles and authentication are the tests' to set), not TEST_CDC_POSTGRES_URL's."""

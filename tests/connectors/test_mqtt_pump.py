@@ -7,6 +7,7 @@ message fails the source naming it and the column; a sink publishes each tick's 
 import json
 import queue
 import threading
+import time
 import uuid
 
 import paho.mqtt.client as mqtt
@@ -179,3 +180,48 @@ def test_mqtt_sink_publishes_each_tick_at_qos_1(mqtt_broker, peer, held_run, cli
     assert [(int(dict(m.properties.UserProperty)["tick"]), json.loads(m.payload)) for m in got] == expected
     assert {dict(m.properties.UserProperty)["sink"] for m in got} == {f"dbspweb-run{held_run.pk}-big-out"}
     assert peer.received.empty()
+
+
+def test_a_broker_restarted_with_its_sessions_lost_fails_the_source_saying_so(held_run, client_for, tmp_path):
+    """mosquitto restarted with its saved sessions gone (persistence off, or expired): what
+    was published for the source meanwhile is lost, so the source fails naming it (not a
+    retry: the next connect would find a fresh session and go on with a silent gap); restarted,
+    it goes on from the messages published after."""
+    from tests.brokers import start_mosquitto
+
+    broker = start_mosquitto(tmp_path)
+    peer = Peer(broker)
+    try:
+        topic = f"lost/{uuid.uuid4().hex[:8]}"
+        source = declare(client_for, held_run, name="orders-in", kind="mqtt_source", node="orders",
+                         config={"host": broker.host, "port": broker.port, "topic": topic})
+        pump = Pump()
+        subscribed(pump, held_run, source)
+        peer.publish(topic, [{"insert": order(i)} for i in range(5)])
+        pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 5, "5 records")
+        pump.close_all_but(set())
+        peer.publish(topic, [{"insert": order(i)} for i in range(5, 8)])  # queued in the source's session ...
+        broker.stop()
+        (tmp_path / "mosquitto.db").unlink()  # ... which the broker forgets
+        broker.start()
+        pump = Pump()
+        pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).state == "failed", "the source to fail")
+        failed = Connector.objects.get(pk=source.pk)
+        assert "no session for this source" in failed.last_error and "may be lost" in failed.last_error, failed.last_error
+        assert failed.records_in == 5
+
+        answer = client_for(held_run.owner).post(f"/api/runs/{held_run.pk}/connectors/orders-in/restart/")
+        assert answer.status_code == 200, answer.content
+        subscribed(pump, held_run, source)
+        deadline = time.monotonic() + 60
+        while not peer.client.is_connected():  # paho reconnects by itself after the restart
+            assert time.monotonic() < deadline, "the peer did not reconnect"
+            time.sleep(0.1)
+        peer.publish(topic, [{"insert": order(i)} for i in range(8, 10)])
+        pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 7, "the records after the restart")
+        pump.close_all_but(set())
+        assert [r["id"] for r, w in pushed_rows(held_run)] == [0, 1, 2, 3, 4, 8, 9]
+        assert Connector.objects.get(pk=source.pk).state == "running"
+    finally:
+        peer.close()
+        broker.stop()
