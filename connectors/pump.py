@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -59,6 +60,12 @@ class Pump:
 
     live: dict[int, Live] = field(default_factory=dict)
     waiting: dict[int, tuple[float, float]] = field(default_factory=dict)  # connector -> (retry at, backoff)
+    #: each sink writes on a thread of its own (the worker's pump): a slow or hanging target
+    #: delays only its own output, and the step that finds its write done takes its outcome
+    #: (records, or the error, handled as any step's). False: every step inline (tests).
+    sinks_apart: bool = False
+    writes: dict[int, Future] = field(default_factory=dict)
+    threads: dict[int, ThreadPoolExecutor] = field(default_factory=dict)
 
     def pump_run(self, run: Run, epoch: int, fence) -> int:
         """One step of each of the run's connectors; returns the records moved."""
@@ -72,7 +79,13 @@ class Pump:
             if time.monotonic() < retry_at:
                 continue
             try:
-                moved += self._step(run, connector, epoch, fence)
+                if self.sinks_apart and not connector.is_source:
+                    written = self._write_apart(run, connector, epoch, fence)
+                    if written is None:
+                        continue  # still writing (or just begun): the run's other connectors go on
+                    moved += written
+                else:
+                    moved += self._step(run, connector, epoch, fence)
                 if connector.pk in self.waiting or connector.state != State.RUNNING:
                     self.waiting.pop(connector.pk, None)
                     # (not over a pause asked for during the step)
@@ -112,6 +125,27 @@ class Pump:
                 Connector.objects.filter(pk=connector.pk).update(position=client.position())
             connector.position = client.position()
         return client
+
+    def _write_apart(self, run, connector, epoch, fence) -> int | None:
+        """The sink's write begun on its own thread, or its outcome once done: the records
+        written, its error raised here; None while it runs."""
+        future = self.writes.get(connector.pk)
+        if future is None:
+            thread = self.threads.get(connector.pk)
+            if thread is None:
+                thread = self.threads[connector.pk] = ThreadPoolExecutor(1, thread_name_prefix=f"dbspweb-sink-{connector.pk}")
+            self.writes[connector.pk] = thread.submit(self._step_on_own_thread, run, connector, epoch, fence)
+            return None
+        if not future.done():
+            return None
+        del self.writes[connector.pk]
+        return future.result()
+
+    def _step_on_own_thread(self, run, connector, epoch, fence) -> int:
+        try:
+            return self._step(run, connector, epoch, fence)
+        finally:
+            connection.close()  # this thread's own database connection
 
     def _step(self, run, connector, epoch, fence) -> int:
         client = self._client(run, connector, epoch, fence)
@@ -218,6 +252,10 @@ class Pump:
         return written
 
     def close(self, connector_id: int) -> None:
+        self.writes.pop(connector_id, None)  # a write under way is left to end on its own thread
+        thread = self.threads.pop(connector_id, None)
+        if thread is not None:
+            thread.shutdown(wait=False)
         live = self.live.pop(connector_id, None)
         if live is not None:
             try:
@@ -226,7 +264,7 @@ class Pump:
                 log.exception("event=connector_close_failed connector=%s", connector_id)
 
     def close_all_but(self, keep: set[int]) -> None:
-        for connector_id in [c for c in self.live if c not in keep]:
+        for connector_id in {*list(self.live), *list(self.writes), *list(self.threads)} - keep:
             self.close(connector_id)
 
 

@@ -3,7 +3,8 @@ whose lease this process holds (and that is running), one step of its connectors
 (connectors/pump.py): sources push, sinks write the committed ticks. The lease fence is
 handed down, so a source's push and position commit only while this worker still holds
 the run at the epoch it pumps under; a run taken over elsewhere has its clients closed
-here at the next pass. Paused runs pause their connectors (nothing is polled)."""
+here at the next pass. Paused runs pause their connectors (nothing is polled). Each
+sink writes on a thread of its own, so a hanging target delays only its own output."""
 from __future__ import annotations
 
 import logging
@@ -46,7 +47,7 @@ def pass_once(pump: Pump) -> int:
 
 def _loop() -> None:
     dispatch.own_connection()
-    pump = Pump()
+    pump = Pump(sinks_apart=True)  # a slow sink delays only its own output
     while not _stop.is_set():
         moved = 0
         try:

@@ -144,3 +144,37 @@ def test_connection_tests_of_the_new_kinds(receiver, held_run, client_for, tmp_p
     assert not answer["ok"] and answer["error"].startswith(f"no Delta table at {missing} (yet)"), answer
     write_deltalake(str(missing), pa.table({"id": [1]}))
     assert tested("delta_source", {"path": str(missing)}) == {"ok": True, "error": ""}
+
+
+def test_a_hanging_receiver_delays_only_its_own_sink(held_run, client_for, tmp_path):
+    """The worker's pump writes each sink on its own thread: while a receiver takes its
+    time, a file sink of the same run goes on writing ticks; the webhook shows it is
+    behind, and once the receiver answers it catches up with every tick, none lost."""
+    release = threading.Event()
+    slow = Receiver()
+    handler = slow.server.RequestHandlerClass
+    answer = handler.do_POST
+
+    def hold_then_answer(self):
+        release.wait(120)
+        answer(self)
+
+    handler.do_POST = hold_then_answer
+    try:
+        ticks_of(held_run, {0: [(order(1), 1)], 1: [(order(2), 1)], 2: [(order(3), 1)]})
+        hook = declare(client_for, held_run, name="a-hook", kind="webhook_sink", node="big_orders",
+                       config={"url": slow.url, "timeout_seconds": 120})  # stepped first (by name)
+        files = declare(client_for, held_run, name="b-files", kind="file_sink", node="big_orders",
+                        config={"path": str(tmp_path)})
+        pump = Pump(sinks_apart=True)
+        pump_until(pump, held_run, lambda: Connector.objects.get(pk=files.pk).last_tick == 2, "the file sink's 3 ticks")
+        assert Connector.objects.get(pk=hook.pk).last_tick == -1  # behind, and shown so
+        assert sorted(p.name for p in tmp_path.glob("big_orders-*.jsonl")) == [f"big_orders-00000000000{t}.jsonl" for t in range(3)]
+        release.set()
+        pump_until(pump, held_run, lambda: Connector.objects.get(pk=hook.pk).last_tick == 2, "the webhook's 3 ticks")
+        ticks = [r["body"]["tick"] for r in slow.requests]
+        assert sorted(set(ticks)) == [0, 1, 2] and ticks == sorted(ticks)  # each tick, in order (a timeout may repeat one)
+        pump.close_all_but(set())
+    finally:
+        release.set()
+        slow.stop()
