@@ -581,6 +581,9 @@ class PostgresSink:
 
     def _prepare(self, extra: list[str]) -> None:
         with self.conn.transaction():
+            # one sink's setup at a time in a database: two CREATE TABLE IF NOT EXISTS at once
+            # collide in the catalog ("duplicate key ... pg_type_typname_nsp_index")
+            self.conn.execute("SELECT pg_advisory_xact_lock(hashtext('dbspweb sink setup'))")
             self.conn.execute("CREATE TABLE IF NOT EXISTS dbspweb_sink_progress (sink text PRIMARY KEY, tick bigint NOT NULL)")
             self.conn.execute("INSERT INTO dbspweb_sink_progress VALUES (%s, -1) ON CONFLICT (sink) DO NOTHING", (self.sink,))
             name = self.config["table"]

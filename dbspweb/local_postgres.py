@@ -67,7 +67,10 @@ def free_port() -> int:
 
 
 def _port_free(port: int) -> bool:
+    """Nothing listens on it. (As PostgreSQL binds: SO_REUSEADDR, so the connections of a
+    server just stopped, in TIME_WAIT, do not count.)"""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

@@ -497,3 +497,34 @@ def test_an_idle_table_does_not_hold_the_servers_wal_back(cdc_postgres, held_run
     insert(url, [(2, "b", 6)])
     pump_until(pump, held_run, caught_up(held_run, url), "a change after")
     assert [r["id"] for r, _ in pushed_rows(held_run)] == [1, 2]
+
+
+def test_sinks_opening_at_once_on_one_database_all_open(cdc_postgres, held_run, client_for):
+    """The worker opens sinks on threads of their own: six sinks of one run, each its own
+    table in one new database, opened at the same moment (the first to make
+    dbspweb_sink_progress while the others do), all open and write their tick."""
+    import threading
+
+    url = cdc_postgres.new_database()
+    store_ticks(held_run, {0: ROWS[0]})
+    sinks = [declare(client_for, held_run, name=f"pg-{i}", kind="postgres_sink", node="big_orders",
+                     config={"dsn": url, "table": f"public.big_{i}", "mode": "changelog"}) for i in range(6)]
+    start, failures = threading.Barrier(len(sinks)), []
+    from connectors.pump import open_client
+
+    def opened(connector):
+        try:
+            start.wait()
+            client = open_client(held_run, connector)
+            client.write(0, ROWS[0])
+            client.close()
+        except Exception as e:  # noqa: BLE001 - collected and shown
+            failures.append(e)
+
+    threads = [threading.Thread(target=opened, args=(c,)) for c in sinks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert sql(url, "SELECT count(*) FROM dbspweb_sink_progress WHERE tick = 0", fetch=True) == [(6,)]
