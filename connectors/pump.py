@@ -123,12 +123,15 @@ class Pump:
                 raise RecordError(connector.label(), position, str(e), e.field) from None
 
         items, after = client.poll(limit, decode, schema)
-        records = [r for _, rs in items for r in rs]
+        if isinstance(items, formats.Batch):  # decoded at once, one record per message
+            records, owner = items.records, items.positions
+        else:
+            records = [r for _, rs in items for r in rs]
+            owner = [position for position, rs in items for _ in rs]
         if not records:
             if after != client.position():  # e.g. an empty file: applied, nothing to push
                 self._log(run, connector, client, None, after, fence)
             return 0
-        owner = [position for position, rs in items for _ in rs]
         try:
             checked = input_log.validate(run, connector.node, records)
         except ServiceError as e:
