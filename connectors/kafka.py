@@ -31,9 +31,7 @@ class Positions(Sequence):
     def __len__(self) -> int:
         return len(self.offsets)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def __getitem__(self, i: int) -> str:
         return f"{self.topic}[{self.partitions[i]}]@{self.offsets[i]}"
 
 
