@@ -1,24 +1,29 @@
 """A Kafka source feeding a join plus an aggregate, end to end (issue 27).
 
-Orders are produced to a topic of librdkafka's mock cluster (the real protocol over
-loopback) by a producer process of their own, paced only by the mock's bounded log
-(it keeps at most `--window` records ahead of what the pump has logged). The circuit
+Orders are produced to a topic (4 partitions) of librdkafka's mock cluster (the real
+protocol over loopback; the cluster in a process of its own, as a broker is) by a
+producer process, held back only for the mock's bounded log (at most `--window` records
+ahead of what the pump has logged: the mock drops a partition's oldest records past
+about 100,000 or 5 MB, so the source would find them gone). The circuit
 joins each order with its customer and keeps revenue and order count per region; a
 Kafka sink writes each tick's delta of that view in one transaction. In this process,
 as in a worker: the connector pump thread (workers/pumps.py, the real Pump, the real
 input log) and, in the main thread, the tick loop (workers/ticks.py `drain`, the one a
 worker's Celery task runs on a wake-up) on the Spark backend at the real defaults
-(local[2], TICK_MAX_PUSHES, MAX_PENDING_PUSHES, the connector's max_batch 10,000).
+(local[2], TICK_MAX_PUSHES, MAX_PENDING_PUSHES, the warm-up; the connector's max_batch
+is `--batch`, 10,000 by default as for any connector).
 
 The same run again with the orders pushed straight into the input log
 (`input_log.validate` + `log_pushes`, REST's path without HTTP, in pushes of the same
 size, paced by the run's lag as the pump is) gives the ratio, in one process.
 
-Measured: from the first order produced (pushed) to the sink holding the last tick.
+Measured: from the first order produced (pushed) to the sink holding the last tick; and
+the wall time inside each stage (the pump thread's and the tick loop's overlap).
 Cross-check: the sink topic's committed messages, integrated (weights summed per row),
 equal revenue and count per region recomputed in plain Python from the same orders.
 
-    REDIS_URL=redis://127.0.0.1:6379/0 .venv/bin/python -m bench.kafka_pipeline --records 1000000
+    REDIS_URL=redis://127.0.0.1:6379/0 .venv/bin/python -m bench.kafka_pipeline --records 1000000 \
+        [--batch 50000 --window 150000]
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from types import SimpleNamespace
 
 REGIONS = ("north", "south", "east", "west", "centre", "coast", "hills", "lakes", "plains", "islands")
 
@@ -76,7 +82,8 @@ def expected(records: int, customers: int) -> Counter:
     return Counter({(r, revenue[r], count[r]): 1 for r in revenue})
 
 
-def produce(bootstrap: str, topic: str, records: int, customers: int, window: int, logged, first, last, go) -> None:
+def produce(bootstrap: str, topic: str, records: int, customers: int, window: int, logged, first, last, waited,
+            go) -> None:
     """The producer process: every order once, at most `window` ahead of what is logged."""
     import orjson
     from confluent_kafka import Producer
@@ -87,8 +94,11 @@ def produce(bootstrap: str, topic: str, records: int, customers: int, window: in
     go.wait()
     first.value = time.monotonic()
     for i, value in enumerate(values):
-        while i - logged.value >= window:
-            producer.poll(0.002)
+        if i - logged.value >= window:
+            t = time.monotonic()
+            while i - logged.value >= window:
+                producer.poll(0.002)
+            waited.value += time.monotonic() - t
         while True:
             try:
                 producer.produce(topic, value)
@@ -128,6 +138,16 @@ class Stages:
         return out
 
 
+def broker(address, stop) -> None:
+    """The broker process: librdkafka's mock cluster lives as long as this process, away
+    from the worker's (as a real broker is)."""
+    from tests.kafka_cluster import MockKafka
+
+    kafka = MockKafka()
+    address.put(kafka.bootstrap)
+    stop.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=200_000)
@@ -136,12 +156,14 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=60_000, help="records produced ahead of the pump at most")
     parser.add_argument("--warm-up", type=int, default=None, help="Spark warm-up ticks (default: a worker's)")
     parser.add_argument("--ways", default="kafka,direct")
+    parser.add_argument("--options", default="{}", help="the source's librdkafka options (JSON), as a user declares them")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="bench-kafka-pipeline-")
     os.environ.update(SQLITE_PATH=os.path.join(folder, "db.sqlite3"), DATABASE_URL="", DBSPWEB_VAR_DIR=folder,
                       DBSPWEB_SNAPSHOT_DIR=os.path.join(folder, "snapshots"), DJANGO_SETTINGS_MODULE="dbspweb.settings",
                       DBSPWEB_LEASE_TTL="3600", DJANGO_SECRET_KEY="bench-kafka-pipeline", LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
     import django
+    from confluent_kafka import Producer
 
     django.setup()
     from django.conf import settings
@@ -165,7 +187,13 @@ def main() -> None:
     print(f"spark ready in {time.monotonic() - started:.1f}s (warm-up: {warm})", flush=True)
     user = get_user_model().objects.create_user("bench", password="x")
     circuit = services.create_circuit(user, "orders per region", "", "private", CIRCUIT)
-    kafka = MockKafka()
+    spawn = multiprocessing.get_context("spawn")
+    address, stop_broker = spawn.Queue(), spawn.Event()
+    broker_process = spawn.Process(target=broker, args=(address, stop_broker), daemon=True)
+    broker_process.start()
+    kafka = SimpleNamespace(bootstrap=address.get(timeout=120))
+    kafka.producer = Producer({"bootstrap.servers": kafka.bootstrap})  # asks for metadata: the mock creates topics
+    kafka.read_committed = lambda topic, **kw: MockKafka.read_committed(kafka, topic, **kw)
     pumps.start()
     truth = expected(args.records, args.customers)
     from connectors import formats
@@ -181,7 +209,6 @@ def main() -> None:
                               (SparkRuntime, "step", "tick: engine step"), (tick_output, "encode", "tick: encode output"),
                               (ticks, "commit", "tick: commit")]:
         stages.wrap(owner, attr, name)
-    spawn = multiprocessing.get_context("spawn")
 
     def one(way: str) -> dict:
         run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=user, status="running")
@@ -192,6 +219,7 @@ def main() -> None:
         sink = Connector.objects.create(run=run, name="revenue-out", kind="kafka_sink", node="revenue",
                                         config={"bootstrap_servers": kafka.bootstrap, "topic": sink_topic})
         logged, first, last, go = spawn.Value("q", 0), spawn.Value("d", 0.0), spawn.Value("d", 0.0), spawn.Event()
+        waited = spawn.Value("d", 0.0)  # the producer's time held back by the window
         pumped = Pump._log
         if way == "kafka":
             topic = f"orders-{run.pk}"
@@ -199,9 +227,9 @@ def main() -> None:
                 time.sleep(0.1)  # the mock creates it (4 partitions) when its metadata is asked for
             source = Connector.objects.create(run=run, name="orders-in", kind="kafka_source", node="orders",
                                               config={"bootstrap_servers": kafka.bootstrap, "topic": topic,
-                                                      "max_batch": args.batch})
+                                                      "max_batch": args.batch, "options": json.loads(args.options)})
             feeder = spawn.Process(target=produce, args=(kafka.bootstrap, topic, args.records, args.customers,
-                                                         args.window, logged, first, last, go))
+                                                         args.window, logged, first, last, waited, go))
             feeder.start()
 
             def logged_now() -> int:
@@ -232,6 +260,7 @@ def main() -> None:
 
             def logged_now() -> int:
                 return logged.value
+        stages.take()  # what came before (the customers' tick, the last run's last poll) is not this way's
         go.set()
         if way != "kafka":
             feeder.start()
@@ -263,16 +292,17 @@ def main() -> None:
         assert integrated == truth, (way, integrated, truth)
         pushes = Push.objects.filter(run=run, input="orders").count()
         return {"way": way, "seconds": took, "rate": args.records / took, "ticks": n_ticks, "tick_ms": tick_ms,
-                "pushes": pushes, "stages": spent, "fed": last.value - first.value}
+                "pushes": pushes, "stages": spent, "fed": last.value - first.value, "held": waited.value}
 
     results = {way: one(way) for way in args.ways.split(",")}
     pumps.stop()
+    stop_broker.set()
     print(f"records={args.records} customers={args.customers} batch={args.batch} window={args.window} "
-          f"partitions=4")
+          f"partitions=4 options={args.options}")
     for r in results.values():
         print(f"{r['way']:>6}: {r['seconds']:.2f} s, {r['rate']:,.0f} records/s; {r['pushes']} pushes in {r['ticks']} ticks "
               f"({r['tick_ms'] / max(r['ticks'], 1):.0f} ms per tick, {r['tick_ms'] / 1000 / r['seconds']:.0%} of the time "
-              f"in ticks); all fed in {r['fed']:.2f} s; sink = recomputation: yes")
+              f"in ticks); all fed in {r['fed']:.2f} s (the producer held back {r['held']:.2f} s); sink = recomputation: yes")
         print("        " + "; ".join(f"{k} {v[0]:.2f} s/{v[1]}" for k, v in sorted(r["stages"].items())))
     if {"kafka", "direct"} <= set(results):
         print(f"kafka/direct: {results['kafka']['seconds'] / results['direct']['seconds']:.2f}x")
