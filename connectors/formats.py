@@ -14,15 +14,26 @@ input log's one check (runs/input_log.py `validate`) with every other push's.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import orjson
 
 from dbsp.types import Schema
-from dbsp.csv_records import records_from_csv
+from dbsp.csv_records import CSVInvalid, records_from_csv
 
 from .errors import bare
 
 FORMATS = ("insert_delete", "debezium", "json", "csv")
+
+
+@dataclass
+class Batch:
+    """A poll's records decoded at once, one per message: record i came from the message
+    at `positions[i]` (a sequence of position texts)."""
+
+    records: list[dict]
+    positions: Sequence[str]
 
 
 class FormatError(ValueError):
@@ -49,6 +60,49 @@ def decode(fmt: str, payload: bytes | str, schema: Schema, columns: list[str] | 
                 raise FormatError(f"expected a JSON object (a row), got {_kind(row)}")
         return [{"insert": row} for row in rows]
     raise FormatError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})", "format")
+
+
+def decode_many(fmt: str, payloads: list, schema: Schema, columns: list[str] | None = None) -> list[dict] | None:
+    """The change records of many messages at once, one record per message (record i is
+    message i's), exactly as `decode` gives them one by one; None when some message is
+    not plainly one record of `fmt` (not JSON, an array, another shape, a CSV line with a
+    problem, ...): the caller then decodes message by message, which names the culprit.
+    Debezium messages are always read one by one."""
+    if fmt in ("insert_delete", "json"):
+        try:
+            values = list(map(orjson.loads, payloads))  # one C call per message, no Python frame
+        except (orjson.JSONDecodeError, TypeError):
+            return None
+        if fmt == "json":
+            if set(map(type, values)) <= {dict}:
+                return [{"insert": row} for row in values]
+            return None
+        if all(type(v) is dict and len(v) == 1 and type(v.get("insert", v.get("delete"))) is dict for v in values):
+            return values  # _insert_delete's usual record, each
+        return None
+    if fmt == "csv":
+        return _csv_many(payloads, schema, columns)
+    return None
+
+
+def _csv_many(payloads: list, schema: Schema, columns: list[str] | None) -> list[dict] | None:
+    try:
+        lines = [p if isinstance(p, str) else p.decode("utf-8") for p in payloads]
+    except (UnicodeDecodeError, AttributeError):
+        return None
+    lines = [line.rstrip("\r\n") for line in lines]
+    text = "\n".join(lines)
+    # a line break or quote inside a message, or a blank message: one by one (a quoted
+    # field may span lines, so the batch's records would not be its messages)
+    if "\r" in text or '"' in text or text.count("\n") != len(lines) - 1 or not all(map(str.strip, lines)):
+        return None
+    try:
+        parsed = records_from_csv(f"{','.join(columns or schema.names)}\n{text}\n", schema)
+    except CSVInvalid:
+        return None
+    if parsed.problems or len(parsed.records) != len(lines):
+        return None
+    return parsed.records
 
 
 def _text(payload: bytes | str) -> str:

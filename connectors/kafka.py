@@ -3,6 +3,8 @@ position stored with the run (resuming exactly where the last committed push end
 and a sink that writes each tick's delta in one Kafka transaction."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from . import formats
@@ -19,12 +21,27 @@ def client_config(config: dict, secrets: dict) -> dict:
     return {**(config.get("options") or {}), **(secrets or {}), "bootstrap.servers": config["bootstrap_servers"]}
 
 
+class Positions(Sequence):
+    """The positions of a poll's messages, `topic[partition]@offset`, written out only
+    when one is asked for (an error naming its record)."""
+
+    def __init__(self, topic: str, partitions: list[int], offsets: list[int]):
+        self.topic, self.partitions, self.offsets = topic, partitions, offsets
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __getitem__(self, i: int) -> str:
+        return f"{self.topic}[{self.partitions[i]}]@{self.offsets[i]}"
+
+
 class KafkaSource:
     """Reads messages from every partition of one topic. Its position is
     `{"offsets": {"<partition>": <next offset>}}`, stored with each push."""
 
     def __init__(self, config: dict, secrets: dict, group_id: str, position: dict):
         self.format = config.get("format", formats.FORMATS[0])
+        self.columns = config.get("columns")
         self.topic = config.get("topic")
         if not self.topic:
             raise ConfigError("topic is required")
@@ -67,29 +84,43 @@ class KafkaSource:
         return {"offsets": dict(self.offsets)}
 
     def poll(self, limit: int, decode, schema):
-        """[(position text, records)] and the position after them (not yet this source's own).
-        A Debezium update is two records: half as many messages are read then."""
-        messages, after = self.poll_raw(max(1, limit // 2) if self.format == "debezium" else limit)
-        return [(position, decode(position, value)) for position, value in messages], after
+        """The records past the position and the position after them (not yet this source's
+        own). A poll's messages are decoded at once when each is plainly one record of the
+        format (formats.decode_many): a `formats.Batch`; otherwise message by message,
+        `[(position text, records)]`, which names a bad message. A Debezium update is two
+        records: half as many messages are read then."""
+        payloads, positions, after = self.poll_raw(max(1, limit // 2) if self.format == "debezium" else limit)
+        if payloads and self.format != "debezium":
+            records = formats.decode_many(self.format, payloads, schema, self.columns)
+            if records is not None:
+                return formats.Batch(records, positions), after
+        return [(position, decode(position, value)) for position, value in zip(positions, payloads)], after
 
     def poll_raw(self, max_messages: int):
-        """[(position text, value bytes)] and the position after them (not yet this source's own)."""
+        """(value bytes, their positions `topic[partition]@offset`, the position after
+        them: not yet this source's own)."""
         try:
             messages = self.consumer.consume(num_messages=max_messages, timeout=0.2)
         except KafkaException as e:
             raise Transient(f"Kafka: {e}") from None
-        out, after = [], dict(self.offsets)
-        for m in messages:
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
-                    continue
-                if m.error().code() == KafkaError._AUTO_OFFSET_RESET:
-                    raise ConfigError(f"records were lost before they were read (retention?): {m.error().str()}; "
-                                      f"declare the connector again to start over")
-                raise Transient(f"Kafka: {m.error().str()}")
-            out.append((f"{m.topic()}[{m.partition()}]@{m.offset()}", m.value()))
-            after[str(m.partition())] = m.offset() + 1
-        return out, {"offsets": after}
+        if any(m.error() is not None for m in messages):
+            messages = [m for m in messages if not self._skipped(m.error())]
+        partitions, offsets = [m.partition() for m in messages], [m.offset() for m in messages]
+        after = dict(self.offsets)
+        after.update((str(p), o + 1) for p, o in dict(zip(partitions, offsets)).items())  # each partition's last
+        return [m.value() for m in messages], Positions(self.topic, partitions, offsets), {"offsets": after}
+
+    @staticmethod
+    def _skipped(error) -> bool:
+        """True for a message that is no record (the end of a partition); raises for an error."""
+        if error is None:
+            return False
+        if error.code() == KafkaError._PARTITION_EOF:
+            return True
+        if error.code() == KafkaError._AUTO_OFFSET_RESET:
+            raise ConfigError(f"records were lost before they were read (retention?): {error.str()}; "
+                              f"declare the connector again to start over")
+        raise Transient(f"Kafka: {error.str()}")
 
     def drained(self) -> bool:
         """Every partition read to its end (the high watermark, or past it when a transaction's

@@ -8,6 +8,7 @@ A source's client:
 - `poll(limit, decode, schema) -> ([(position text, [record, ...]), ...], position after)`:
   up to `limit` records past its position; `decode(position, payload)` reads one payload
   of a JSON or CSV format into insert/delete records (and names the record on error);
+  or, decoded at once, `(formats.Batch(records, positions), position after)`;
 - `advanced(position)`: the position after a poll was committed with its push;
 - `lag(position) -> (amount, unit) | None`, optional: how far `position` is behind the
   source's end, e.g. `(120, "records")`, `(3, "files")`, `(5_000, "bytes")`; None when it

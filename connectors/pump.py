@@ -174,11 +174,14 @@ class Pump:
                 return Rejected(error, payload)
 
         items, after = client.poll(limit, decode, schema)
-        rejected = [records for _, records in items if isinstance(records, Rejected)]
-        if rejected and letters is None:
-            raise rejected[0].error.named(connector.label())  # a client's own Rejected, without dead letters
-        records = [r for _, rs in items for r in rs]
-        owner = [position for position, rs in items for _ in rs]
+        if isinstance(items, formats.Batch):  # decoded at once, one record per message (none refused)
+            rejected, records, owner = [], items.records, items.positions
+        else:
+            rejected = [records for _, records in items if isinstance(records, Rejected)]
+            if rejected and letters is None:
+                raise rejected[0].error.named(connector.label())  # a client's own Rejected, without dead letters
+            records = [r for _, rs in items for r in rs]
+            owner = [position for position, rs in items for _ in rs]
         if letters is not None:
             letters.add(rejected)
         while True:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from connectors.formats import FormatError, decode, encode
+from connectors.formats import FormatError, decode, decode_many, encode
 from dbsp.types import Column, Schema
 
 SCHEMA = Schema((Column("id", "bigint", nullable=False), Column("name", "string"), Column("amount", "double")))
@@ -89,3 +89,48 @@ def test_unknown_format():
 def test_sink_records_repeat_per_unit_of_weight():
     assert encode({"b": 1, "a": "x"}, 2) == [b'{"insert":{"a":"x","b":1}}'] * 2
     assert encode({"a": 1}, -1) == [b'{"delete":{"a":1}}']
+
+
+# A poll's messages decoded at once (decode_many, the Kafka source's fast path) give what
+# decoding them one by one gives; anything that is not plainly one record per message
+# answers None, so that the caller decodes one by one and names the culprit.
+PLAIN = {
+    "insert_delete": [b'{"insert": {"id": 1, "name": "a", "amount": 1.5}}', '{"delete": {"id": 2, "name": null}}',
+                      b'{"insert": {"id": 3, "name": "\\u00e9\\u0000x", "amount": -0.0}}', b'{"insert": {}}',
+                      b' {"insert": {"id": 99999999999999999999, "extra": [1, {"a": 2}]}} ', b'{"delete": {"amount": 1e308}}'],
+    "json": [b'{"id": 1, "name": "a"}', '{"id": 2, "amount": 2}', b'{}', b'{"id": 3, "name": "\\"quoted\\""}'],
+    "csv": ["1,ada,2.5", b"2,,\r\n", "3,bob,-1e3\n", b"4,\xc3\xa9t\xc3\xa9,", "5,  spaced  ,0"],
+}
+NOT_PLAIN = {
+    "insert_delete": [b'{"insert": {"id": 1}', b'{"upsert": {"id": 1}}', b'{"insert": {"id": 1}, "delete": {"id": 1}}',
+                      b'{"insert": [1, 2]}', b'"hello"', b"\xff\xfe", None, b"", b'[{"insert": {"id": 7}}]',
+                      b'{"insert": {"id": 1, "amount": NaN}}', b'{"data": {"id": 1}, "weight": 2}', b'{"insert": null}',
+                      # two messages that are one record only together, and one that is two
+                      b'{"insert": {"name": [["a"', b'"b"]]}}', b'{"insert": {}}, {"insert": {}}'],
+    "json": [b'{"id": 1', b'[{"id": 1}, {"id": 2}]', b"3", b"null", None, b'{"id": Infinity}', b'"a"'],
+    "csv": ["x,ada,1", "1,ada", "1,ada,1,2", '1,a"b,1', '8,"a,b",', "", "  \r\n", "1,a\nb,2", b"\xff,a,1", "1,ada,1\r2,b,2"],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(PLAIN))
+@pytest.mark.parametrize("columns", [None, ["amount", "name", "id"]])
+def test_many_messages_decoded_at_once_as_one_by_one(fmt, columns):
+    payloads = PLAIN[fmt]
+    if fmt == "csv" and columns:
+        payloads = [",".join(reversed((p if isinstance(p, str) else p.decode()).rstrip("\r\n").split(","))) for p in payloads]
+    one_by_one = [r for p in payloads for r in decode(fmt, p, SCHEMA, columns)]
+    assert len(one_by_one) == len(payloads)  # one record per message: each record is its message's
+    assert decode_many(fmt, payloads, SCHEMA, columns) == one_by_one
+    assert decode_many(fmt, payloads[:1], SCHEMA, columns) == one_by_one[:1]
+
+
+@pytest.mark.parametrize("fmt, bad", [(fmt, bad) for fmt in sorted(NOT_PLAIN) for bad in NOT_PLAIN[fmt]])
+@pytest.mark.parametrize("at", [0, 2, -1])
+def test_a_message_that_is_not_plainly_one_record_sends_all_one_by_one(fmt, bad, at):
+    payloads = list(PLAIN[fmt])
+    payloads.insert(at if at >= 0 else len(payloads), bad)
+    assert decode_many(fmt, payloads, SCHEMA) is None
+
+
+def test_the_debezium_format_is_always_read_one_by_one():
+    assert decode_many("debezium", ['{"op": "c", "after": {"id": 1}}'], SCHEMA) is None

@@ -72,6 +72,40 @@ def test_a_bad_record_fails_the_source_naming_its_position_and_column(kafka, hel
     assert not Push.objects.filter(run=held_run).exists()  # nothing of the batch
 
 
+@pytest.mark.parametrize("value, message", [
+    (json.dumps({"insert": order(3, amount=1.5)}), "column 'amount': expected an integer (bigint), got 1.5"),
+    ('{"insert": {"id": 3, "customer": "x", "amount": NaN}}', "column 'amount': expected an integer (bigint), got nan"),
+    (json.dumps([{"insert": order(3)}, {"insert": {"id": "3"}}]), "column 'id': expected an integer (bigint), got '3'"),
+])
+def test_a_bad_record_among_many_partitions_is_named_at_its_own(kafka, held_run, client_for, value, message):
+    """A poll's messages decoded at once (the fast path) or one by one (NaN is not JSON to
+    the fast path; an array is two records): the error names the bad message's partition
+    and offset all the same, and nothing of the batch is stored."""
+    topic = f"bad-{uuid.uuid4().hex[:8]}"
+    kafka.produce(topic, [json.dumps({"insert": order(i)}) for i in range(10, 20)], partition=0)
+    kafka.produce(topic, [json.dumps({"insert": order(i)}) for i in range(3)] + [value], partition=1)
+    source = declare(client_for, held_run, name="orders-in", kind="kafka_source", node="orders",
+                     config={"bootstrap_servers": kafka.bootstrap, "topic": topic})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=source.pk).state == "failed", "the source to fail")
+    error = Connector.objects.get(pk=source.pk).last_error
+    assert error.startswith(f"connector 'orders-in' (kafka_source) at {topic}[1]@3"), error
+    assert error.endswith(message), error
+    assert not Push.objects.filter(run=held_run).exists()
+
+
+def test_arrays_and_single_records_mixed_are_all_logged(kafka, held_run, client_for):
+    topic = f"mixed-{uuid.uuid4().hex[:8]}"
+    values = [json.dumps({"insert": order(i)}) for i in range(20)]
+    values[5] = json.dumps([{"insert": order(5)}, {"insert": order(20)}, {"delete": order(5)}])
+    kafka.produce(topic, values, partition=0)
+    source = declare(client_for, held_run, name="orders-in", kind="kafka_source", node="orders",
+                     config={"bootstrap_servers": kafka.bootstrap, "topic": topic})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 22, "22 records")
+    rows = pushed_rows(held_run)
+    assert sorted(r["id"] for r, w in rows if w > 0) == [i for i in range(21) if i != 5]
+    assert Connector.objects.get(pk=source.pk).position["offsets"]["0"] == 20
+
+
 def test_kafka_sink_writes_each_tick_once_in_a_transaction(kafka, held_run, client_for):
     topic = f"big-{uuid.uuid4().hex[:8]}"
     ticks = {0: [(order(1, 150), 1), (order(2, 200), 1)], 1: [], 2: [(order(1, 150), -1)], 3: [(order(9, 101), 2)]}
