@@ -201,7 +201,7 @@ class PostgresSource:
         self.at = dict(opening.position or {})
         self.conn = self.snap = None
         self.advanced_to = None
-        self.layouts = {}  # id(relation message) -> (it, its column positions, the source columns it lacks)
+        self.layouts = {}  # relid -> (its last relation message, its column positions, the source columns it lacks)
         try:
             self.conn = connect(self.config, opening.secrets, autocommit=True)
             self._describe()
@@ -421,10 +421,12 @@ class PostgresSource:
     def _layout(self, relation) -> tuple[dict, list]:
         """A relation's column positions by name, and the source columns it lacks (once a
         relation message, not once a change)."""
-        cached = self.layouts.get(id(relation))
-        if cached is None or cached[0] is not relation:
-            index = {name: i for i, (name, _) in enumerate(relation.columns)}
-            cached = self.layouts[id(relation)] = (relation, index, [s for _, s, _ in self.columns if s not in index])
+        cached = self.layouts.get(relation.relid)
+        if cached is None or cached[0] is not relation:  # each peek decodes its own relation messages
+            if cached is None or cached[0].columns != relation.columns:
+                index = {name: i for i, (name, _) in enumerate(relation.columns)}
+                cached = (relation, index, [s for _, s, _ in self.columns if s not in index])
+            cached = self.layouts[relation.relid] = (relation, cached[1], cached[2])
         return cached[1], cached[2]
 
     def _records(self, commit_lsn: int, changes, start: int, budget: int) -> tuple[list[tuple[str, list[dict]]], bool]:
