@@ -173,6 +173,29 @@ def from_text(text, column_type: str):
 SOURCE_TYPES = ("bigint", "double", "string", "boolean", "date", "timestamp")
 
 
+def _bigint(text):
+    # PostgreSQL's integer output (digits, a leading '-') is int() at once; anything else
+    # (numeric's '12.000', a text column's words) goes through from_text, which decides
+    if text is not None and text.isascii() and (text.isdigit() or (text[:1] == "-" and text[1:].isdigit())):
+        return int(text)
+    return from_text(text, "bigint")
+
+
+def _string(text):
+    return text
+
+
+def converter(column_type: str):
+    """from_text for one column type, as a function of the text alone (a snapshot or a
+    stream converts millions of values: the common forms are taken without its chain of
+    tests; every other text goes through it, so the values and refusals are its own)."""
+    if column_type == "bigint":
+        return _bigint
+    if column_type == "string":
+        return _string
+    return lambda text: from_text(text, column_type)
+
+
 # --- the source -------------------------------------------------------------------
 
 class PostgresSource:
@@ -187,6 +210,7 @@ class PostgresSource:
         self.conn = self.snap = None
         self._lag: tuple[float, str, int] | None = None  # (read at, for the LSN, bytes): `lag`
         self.advanced_to = None
+        self.layouts = {}  # relid -> (its last relation message, its column positions, the source columns it lacks)
         try:
             self.conn = connect(self.config, opening.secrets, autocommit=True)
             self._describe()
@@ -216,6 +240,7 @@ class PostgresSource:
                 raise ConfigError(f"column {column.name!r}: table {self.namespace}.{self.name} has no column {source!r} "
                                   f"(its columns: {', '.join(sorted(have))}; map names with the columns option)")
             self.columns.append((column.name, source, column.type))
+        self.converters = [(name, converter(type_)) for name, _, type_ in self.columns]
         # the primary key orders the snapshot, so that one interrupted by a restart resumes after its last row
         self.key = self.conn.execute(
             "SELECT a.attname, format_type(a.atttypid, a.atttypmod), t.typcategory = 'N', t.typcollation <> 0"
@@ -333,6 +358,10 @@ class PostgresSource:
         return items, {**after, "slot": self.slot}
 
     def _row(self, values, position: str) -> dict:
+        try:
+            return {name: convert(text) for (name, convert), text in zip(self.converters, values)}
+        except ValueError:
+            pass  # named below, column by column
         row = {}
         for (name, _, type_), text in zip(self.columns, values):
             try:
@@ -402,6 +431,17 @@ class PostgresSource:
                 current.append((message, relations.get(message.relid), begin.final_lsn))
         return [(end, commit, changes) for end, commit, changes in out]
 
+    def _layout(self, relation) -> tuple[dict, list]:
+        """A relation's column positions by name, and the source columns it lacks (once a
+        relation message, not once a change)."""
+        cached = self.layouts.get(relation.relid)
+        if cached is None or cached[0] is not relation:  # each peek decodes its own relation messages
+            if cached is None or cached[0].columns != relation.columns:
+                index = {name: i for i, (name, _) in enumerate(relation.columns)}
+                cached = (relation, index, [s for _, s, _ in self.columns if s not in index])
+            cached = self.layouts[relation.relid] = (relation, cached[1], cached[2])
+        return cached[1], cached[2]
+
     def _records(self, commit_lsn: int, changes, start: int, budget: int) -> tuple[list[tuple[str, list[dict]]], bool]:
         """The records of a transaction's changes from `start` on, at most `budget` of
         them (but at least one change's), and whether that was all of them: only what a
@@ -414,8 +454,7 @@ class PostgresSource:
             if change.old_is_key:
                 raise RecordError("", position, f"the old row carries only its key: set REPLICA IDENTITY FULL on "
                                                 f"{self.namespace}.{self.name}")
-            index = {name: i for i, (name, _) in enumerate(relation.columns)}
-            missing = [source for _, source, _ in self.columns if source not in index]
+            index, missing = self._layout(relation)
             if missing:
                 raise RecordError("", position, f"table {relation.namespace}.{relation.name} has no column {missing[0]!r} "
                                                 f"any more", missing[0])

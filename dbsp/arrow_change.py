@@ -10,6 +10,12 @@ which names each bad record exactly as before. So both paths accept the same pus
 and give the same change, in the same order (record order: the change has no row
 twice, so consolidation keeps it as it is).
 
+`from_records_and_items` (the input log's) also takes records of an input without a
+key that hold a row twice, with weights 1 and -1 (a change stream's insert and delete
+of a row in one push): Arrow sums each row's weights (the row path's Z-set, in the
+order rows first appear), and the records' (row, weight) items are read back from the
+unconsolidated table for the per-record delete check.
+
 The input log stores the change as Arrow IPC bytes (`to_ipc` / `from_ipc`); the
 worker steps it as it is (the Spark backend takes Arrow input) and only the reference
 evaluator turns it into a Z-set (`to_zset`).
@@ -68,7 +74,20 @@ def from_records(records: list, schema: Schema, primary_key: list[str] | None = 
     """The change the records make, validated column-wise; None when the row path must
     decide (see the module's docstring)."""
     try:
-        return _from_records(records, schema, primary_key)
+        return _from_records(records, schema, primary_key)[0]
+    except (_NotPlain, pa.ArrowException, OverflowError, ValueError, TypeError, UnicodeError):
+        return None
+
+
+def from_records_and_items(records: list, schema: Schema, primary_key: list[str] | None = None):
+    """`from_records`, and for an input without a key also records holding a row more
+    than once, each with weight 1 or -1 (a change stream: a row inserted and deleted in
+    one push, a row updated twice): (the change consolidated by Arrow, in the order rows
+    first appear; the records as the row path's (row, weight) items, item i = record i,
+    for the input log's per-record delete check). (table, None) when no row is twice;
+    None when the row path must decide."""
+    try:
+        return _from_records(records, schema, primary_key, consolidate=True)
     except (_NotPlain, pa.ArrowException, OverflowError, ValueError, TypeError, UnicodeError):
         return None
 
@@ -139,7 +158,8 @@ def _column(values: list, column) -> pa.Array:
     return array
 
 
-def _from_records(records: list, schema: Schema, primary_key: list[str] | None) -> pa.Table:
+def _from_records(records: list, schema: Schema, primary_key: list[str] | None,
+                  consolidate: bool = False) -> tuple[pa.Table, list | None]:
     if not isinstance(records, list):
         raise _NotPlain
     datas, weights = _split(records)
@@ -160,8 +180,19 @@ def _from_records(records: list, schema: Schema, primary_key: list[str] | None) 
     table = pa.Table.from_arrays([*columns, w], schema=change_schema(schema))
     keys = list(primary_key) if primary_key else names
     if table.num_rows > 1 and table.select(keys).group_by(keys, use_threads=False).aggregate([]).num_rows != table.num_rows:
-        raise _NotPlain  # a row (or key) twice: the row path consolidates (or keeps the last record per key)
-    return table
+        if not consolidate or primary_key or not set(weights) <= {1, -1}:
+            raise _NotPlain  # a row (or key) twice: the row path consolidates (or keeps the last record per key)
+        return _consolidated(table, schema), list(zip(rows(table, schema), weights))
+    return table, None
+
+
+def _consolidated(table: pa.Table, schema: Schema) -> pa.Table:
+    """Each row once with the sum of its weights, rows whose weights cancel left out.
+    (Weights of 1 and -1: the sums fit in int64.)"""
+    names = schema.names
+    summed = table.group_by(names, use_threads=False).aggregate([(WEIGHT, "sum")])
+    summed = summed.filter(pc.not_equal(summed[f"{WEIGHT}_sum"], 0))
+    return pa.Table.from_arrays([*(summed[n] for n in names), summed[f"{WEIGHT}_sum"]], schema=change_schema(schema))
 
 
 def from_zset(z, schema: Schema) -> pa.Table:

@@ -276,6 +276,9 @@ SWEEP_STALE = env_float("DBSPWEB_SWEEP_STALE", 10.0)
 # A held run with no push for this many seconds (none waiting) has its input log folded
 # into its input tables by its worker (runs/input_tables.py fold_idle).
 FOLD_QUIET = env_float("DBSPWEB_FOLD_QUIET", 5.0)
+# ... and, never quiet (a change stream), once its unfolded pushes hold more than this many
+# rows: each push's delete check reads the whole unfolded log (issue 27).
+FOLD_BEHIND_ROWS = env_int("DBSPWEB_FOLD_BEHIND_ROWS", 100_000)
 # Engine snapshots every N ticks (0 = never; recovery then replays the whole log).
 SNAPSHOT_EVERY = env_int("DBSPWEB_SNAPSHOT_EVERY", 100)
 SNAPSHOT_DIR = Path(os.environ.get("DBSPWEB_SNAPSHOT_DIR", VAR_DIR / "snapshots"))

@@ -84,12 +84,13 @@ def validated(records: list, schema, primary_key: list[str]):
     """(the push's change as an Arrow table, its records as (row, weight) items or None).
 
     Column-wise first (dbsp/arrow_change.py); records that are not plainly valid (or
-    hold a row twice) go the row path, which names every bad record and field: 400 with
-    all of them. Items come only from the row path: on the column path item i is row i
-    of the table (no row twice)."""
-    table = arrow_change.from_records(records, schema, primary_key)
-    if table is not None:
-        return table, None
+    hold a key twice, or a row twice with a weight other than 1 or -1) go the row path,
+    which names every bad record and field: 400 with all of them. Items come from the
+    row path, or from the column path when it consolidated a row held twice; otherwise
+    (None) item i is row i of the table (no row twice)."""
+    found = arrow_change.from_records_and_items(records, schema, primary_key)
+    if found is not None:
+        return found
     problems = push_value_problems(records)
     try:
         changes, items = changes_and_items(records, schema, primary_key)

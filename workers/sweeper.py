@@ -15,7 +15,9 @@
 - A run this process holds whose input log is not all folded into its input tables
   (runs/input_tables.py) and that had no push for DBSPWEB_FOLD_QUIET seconds, none
   waiting: fold it now, on the worker's main thread (pushes never fold; a quiet run's
-  next delete check then reads few unfolded pushes).
+  next delete check then reads few unfolded pushes). A run that is never quiet (a
+  change stream) is folded too once its unfolded pushes hold more than
+  DBSPWEB_FOLD_BEHIND_ROWS rows: each push's delete check reads all of them.
 
 Each worker pool (the workers consuming one CELERY_QUEUE) sweeps only its own runs
 (`Run.queue`), so pools may share a database. Run by every worker's heartbeat thread;
@@ -27,7 +29,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from runs.models import Push, Run, RunStatus, Verification, VerificationStatus
@@ -81,12 +83,18 @@ def sweep() -> dict:
 
 
 def fold_quiet(held: list[int], now) -> list[int]:
-    """Send this worker a fold of each quiet held run with unfolded pushes."""
+    """Send this worker a fold of each held run with unfolded pushes that is quiet, or
+    whose unfolded pushes hold more than FOLD_BEHIND_ROWS rows (the fold itself yields
+    to waiting pushes: input_tables.fold_idle)."""
     quiet = now - timedelta(seconds=settings.FOLD_QUIET)
     behind = Run.objects.filter(pk__in=held, status=RunStatus.RUNNING, input_rows_through__lt=F("last_sequence"))
     sent = []
-    for run_id in behind.values_list("pk", flat=True):
+    for run_id, through in behind.values_list("pk", "input_rows_through"):
         latest = Push.objects.filter(run_id=run_id).order_by("-sequence").values_list("received_at", "applied_tick").first()
-        if latest and latest[0] < quiet and latest[1] is not None and dispatch.to_worker(dispatch.FOLD_INPUTS, run_id, worker_id()):
+        due = latest and latest[0] < quiet and latest[1] is not None
+        if not due:
+            unfolded = Push.objects.filter(run_id=run_id, sequence__gt=through).aggregate(rows=Sum("row_count"))["rows"]
+            due = (unfolded or 0) > settings.FOLD_BEHIND_ROWS
+        if due and dispatch.to_worker(dispatch.FOLD_INPUTS, run_id, worker_id()):
             sent.append(run_id)
     return sent

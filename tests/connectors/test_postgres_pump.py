@@ -190,6 +190,26 @@ def test_a_bad_value_fails_the_source_naming_the_lsn_and_column(cdc_postgres, he
     assert [r["id"] for r, _ in pushed_rows(held_run)] == [1]  # nothing of the batch holding the refused transaction
 
 
+def test_a_source_column_dropped_mid_stream_fails_the_source_naming_it(cdc_postgres, held_run, client_for):
+    """The stream's relation message changes with the table: a change after the column
+    went is refused naming it (not read with the column positions of the old message)."""
+    url = cdc_postgres.new_database()
+    source_table(url, rows=[(1, "a", 5)])
+    source = declare(client_for, held_run, name="o", kind="postgres_source", node="orders",
+                     config={"dsn": url, "table": "shop.orders"})
+    pump = Pump()
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 1, "the snapshot")
+    insert(url, [(2, "b", 7)])
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).records_in == 2, "a change")
+    sql(url, "ALTER TABLE shop.orders DROP COLUMN amount", "INSERT INTO shop.orders VALUES (3, 'c')")
+    pump_until(pump, held_run, lambda: Connector.objects.get(pk=source.pk).state == "failed", "the failure")
+    source.refresh_from_db()
+    assert source.last_error.startswith("connector 'o' (postgres_source) at LSN "), source.last_error
+    assert source.last_error.endswith(" change 1, column 'amount': table shop.orders has no column 'amount' any more"), \
+        source.last_error
+    assert sorted(r["id"] for r, _ in pushed_rows(held_run)) == [1, 2]
+
+
 def test_a_bad_snapshot_value_names_its_row_and_column(cdc_postgres, held_run, client_for):
     url = cdc_postgres.new_database()
     source_table(url, amount_type="text", rows=[(1, "a", "5"), (2, "b", "many")])

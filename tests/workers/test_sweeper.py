@@ -96,3 +96,27 @@ def test_a_quiet_held_run_with_an_unfolded_log_is_sent_a_fold(django_user_model,
     sweeper.sweep()
     folds = [m for m in sent(broker, f"{QUEUE}.w.holder") if m[0] == "workers.fold_inputs"]
     assert folds == [("workers.fold_inputs", f"({runs['quiet'].pk},)")]  # (the waiting one is woken as stuck)
+
+
+@override_settings(CELERY_TASK_DEFAULT_QUEUE=QUEUE, FOLD_QUIET=5, FOLD_BEHIND_ROWS=1000)
+def test_a_busy_held_run_far_behind_in_folding_is_sent_a_fold(django_user_model, broker, monkeypatch):
+    """A change stream is never quiet, and each push's delete check reads every unfolded
+    push: once those hold more than FOLD_BEHIND_ROWS rows, the holder folds anyway."""
+    from workers import engines, identity
+
+    alice = django_user_model.objects.create_user("alice", password="x")
+    circuit = services.create_circuit(alice, "c", "", "private", example("big_orders"))
+    now = timezone.now()
+    monkeypatch.setitem(identity._me, "worker", "holder:1")
+    WorkerHeartbeat.objects.create(worker="holder:1", queue=f"{QUEUE}.w.holder", started_at=now, last_seen=now)
+    runs = {}
+    for name, rows, through in (("far", (600, 401), 0), ("near", (600, 400), 0), ("folded_far", (600, 401, 5), 2)):
+        run = runs[name] = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=alice,
+                                              status="running", last_sequence=len(rows), input_rows_through=through)
+        RunLease.objects.create(run=run, worker="holder:1", acquired_at=now, expires_at=now + timedelta(seconds=30))
+        for sequence, count in enumerate(rows, start=1):  # busy: a push a second ago
+            Push.objects.create(run=run, sequence=sequence, input="orders", records=[], row_count=count, applied_tick=0)
+    monkeypatch.setattr(engines, "held_runs", lambda: [r.pk for r in runs.values()])
+    sweeper.sweep()
+    folds = [m for m in sent(broker, f"{QUEUE}.w.holder") if m[0] == "workers.fold_inputs"]
+    assert folds == [("workers.fold_inputs", f"({runs['far'].pk},)")]
