@@ -6,10 +6,12 @@ same content)."""
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from dbsp.csv_records import CSVInvalid, records_from_csv
@@ -153,7 +155,12 @@ def parquet_items(name: str, raw: bytes, schema) -> list:
 
 class FileSink:
     """Writes `<path>/<view>-<tick, 12 digits>.jsonl`, one insert/delete record a line, or
-    with `format: parquet` `<view>-<tick>.parquet`: the view's columns and `weight`."""
+    with `format: parquet` `<view>-<tick>.parquet`: the view's columns and `weight`.
+
+    Rolling (`roll_ticks: N` above 1): the ticks kN .. kN+N-1 go to one file named by kN,
+    each record carrying its `tick` (a JSON field; a Parquet column). A tick is added by
+    writing the whole file again (temp, fsync, rename) with the records of the earlier
+    ticks and this one's, so writing a tick again replaces it: no duplicate, no gap."""
 
     def __init__(self, config: dict, view: str, schema=None):
         if not config.get("path"):
@@ -163,6 +170,9 @@ class FileSink:
         if self.format not in SINK_FORMATS:
             raise ConfigError(f"format must be one of {', '.join(SINK_FORMATS)}; got {self.format!r}")
         self.path, self.view = Path(config["path"]), view
+        self.roll = config.get("roll_ticks", 1)
+        if isinstance(self.roll, bool) or not isinstance(self.roll, int) or self.roll < 1:
+            raise ConfigError(f"roll_ticks: the ticks a file holds, a whole number (1: a file per tick); got {self.roll!r}")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -170,15 +180,33 @@ class FileSink:
         self.committed_tick = -1
 
     def file_of(self, tick: int) -> Path:
-        return self.path / f"{self.view}-{tick:012d}.{self.format}"
+        return self.path / f"{self.view}-{tick - tick % self.roll:012d}.{self.format}"
 
-    def _content(self, rows: list[tuple[dict, int]]) -> bytes:
+    def _content(self, tick: int, rows: list[tuple[dict, int]]) -> bytes:
+        if self.roll == 1:
+            if self.format == "parquet":
+                return parquet_bytes(rows, self.schema)
+            return b"".join(v + b"\n" for data, weight in rows for v in formats.encode(data, weight))
+        earlier = self.file_of(tick)  # the rolling file: its ticks before this one, then this one's
         if self.format == "parquet":
-            return parquet_bytes(rows, self.schema)
-        return b"".join(v + b"\n" for data, weight in rows for v in formats.encode(data, weight))
+            table = parquet_table(rows, self.schema, tick)
+            if earlier.exists():
+                held = pq.read_table(earlier)
+                held = held.filter(pc.less(held.column("tick"), tick))
+                table = pa.concat_tables([held, table.cast(held.schema)])
+            sink = pa.BufferOutputStream()
+            pq.write_table(table, sink)
+            return sink.getvalue().to_pybytes()
+        kept = [line for line in earlier.read_bytes().splitlines() if json.loads(line)["tick"] < tick] if earlier.exists() else []
+        new = [json.dumps({**json.loads(v), "tick": tick}, separators=(",", ":"), sort_keys=True).encode()
+               for data, weight in rows for v in formats.encode(data, weight)]
+        return b"".join(line + b"\n" for line in kept + new)
 
     def write(self, tick: int, rows: list[tuple[dict, int]]) -> None:
-        content = self._content(rows)
+        try:
+            content = self._content(tick, rows)
+        except (OSError, ValueError, pa.ArrowException) as e:
+            raise Transient(f"cannot read {self.file_of(tick)}: {e}") from None
         final = self.file_of(tick)
         temp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
         try:
@@ -195,9 +223,17 @@ class FileSink:
         pass
 
 
+def parquet_table(rows: list[tuple[dict, int]], schema, tick: int | None = None) -> pa.Table:
+    """One tick's delta: the view's columns, typed by its schema, `weight` (and `tick`, rolling)."""
+    extra = {"weight": pa.array([weight for _, weight in rows], pa.int64())}
+    if tick is not None:
+        extra["tick"] = pa.array([tick] * len(rows), pa.int64())
+    return arrow_rows.delta_table(rows, schema, extra)
+
+
 def parquet_bytes(rows: list[tuple[dict, int]], schema) -> bytes:
     """One tick's delta as a Parquet file: the view's columns, typed by its schema, and `weight`."""
-    table = arrow_rows.delta_table(rows, schema, {"weight": pa.array([weight for _, weight in rows], pa.int64())})
+    table = parquet_table(rows, schema)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     return sink.getvalue().to_pybytes()
@@ -212,6 +248,7 @@ KINDS = [
     KindSpec("file_source", True, frozenset({"path", "format", "pattern", "columns", "max_batch"}), ("path",),
              lambda o: FileSource(o.config, o.position), formats=FILE_FORMATS,
              doc="applies the files of a folder once each, in name order, or one file once"),
-    KindSpec("file_sink", False, frozenset({"path", "format"}), ("path",), _open_sink,
-             formats=SINK_FORMATS, doc="writes each tick's delta as one JSON Lines or Parquet file named by the tick"),
+    KindSpec("file_sink", False, frozenset({"path", "format", "roll_ticks"}), ("path",), _open_sink,
+             formats=SINK_FORMATS, doc="writes each tick's delta as one JSON Lines or Parquet file named by the tick, "
+                                       "or rolling: `roll_ticks` ticks a file, named by its first"),
 ]

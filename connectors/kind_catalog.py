@@ -15,7 +15,8 @@ from dbsp.connector_specs import ON_ERROR
 from .registry import kinds, spec
 
 #: how the form edits an option, by its name (others: a line of text)
-OPTION_TYPES = {"options": "object", "headers": "object", "columns": "list", "max_batch": "integer", "port": "integer"}
+OPTION_TYPES = {"options": "object", "headers": "object", "columns": "list", "max_batch": "integer", "port": "integer",
+                "roll_ticks": "integer", "seed": "integer", "events": "integer", "limit": "integer", "rate": "integer"}
 
 
 #: an option that is one of a few values: its choices (first the default), by its name

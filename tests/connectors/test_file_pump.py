@@ -74,3 +74,38 @@ def test_file_sink_writes_a_file_per_tick_atomically_and_again_the_same(tmp_path
     assert {p.name: p.read_text() for p in out.iterdir()} == written  # the same files, no temporary left
     assert [json.loads(line) for line in written["big_orders-000000000000.jsonl"].splitlines()] == [
         {"insert": {"id": 1, "customer": "a", "amount": 150}}]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_rolling_file_sink_holds_its_ticks_once_each(held_run, client_for, tmp_path, fmt):
+    """roll_ticks 3: ticks 0-2 in one file named by 0, 3-5 by 3; each record tagged with its
+    tick; a tick written again (the run's database forgot it) replaces itself: the files
+    hold each tick's records once, equal to the deltas the run stored."""
+    import pyarrow.parquet as pq
+
+    from runs.models import TickOutput
+
+    deltas = {t: [({"id": t * 10 + i, "customer": f"c{i}", "amount": 100 + t}, 1 if (t + i) % 3 else -1) for i in range(t % 3 + 1)]
+              for t in range(7) if t != 4}  # tick 4 did not change the view
+    for tick, rows in deltas.items():
+        TickOutput.objects.create(run=held_run, tick=tick, deltas={"big_orders": [{"data": d, "weight": w} for d, w in rows]})
+    sink = declare(client_for, held_run, name="rolled", kind="file_sink", node="big_orders",
+                   config={"path": str(tmp_path), "format": fmt, "roll_ticks": 3})
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 6, "tick 6")
+    Connector.objects.filter(pk=sink.pk).update(last_tick=4)  # forgotten: tick 5 and 6 are written again
+    pump_until(Pump(), held_run, lambda: Connector.objects.get(pk=sink.pk).last_tick == 6, "tick 6 again")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"big_orders-{t:012d}.{fmt}" for t in (0, 3, 6)]
+
+    def records(path):
+        if fmt == "parquet":
+            return [(r["tick"], r["id"], r["customer"], r["amount"], r["weight"]) for r in pq.read_table(path).to_pylist()]
+        out = []
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            (key, row), = [(k, v) for k, v in record.items() if k != "tick"]
+            out.append((record["tick"], row["id"], row["customer"], row["amount"], 1 if key == "insert" else -1))
+        return out
+
+    held = [r for p in sorted(tmp_path.iterdir()) for r in records(p)]
+    expected = [(t, d["id"], d["customer"], d["amount"], w) for t, rows in deltas.items() for d, w in rows]
+    assert sorted(held) == sorted(expected) and len(held) == len(expected)
