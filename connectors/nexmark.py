@@ -61,6 +61,10 @@ class NexmarkSource:
         items = [(f"nexmark {self.table} event {lo}..{hi - 1}", [{"insert": _jsonable(r)} for r in picked.to_pylist()])]
         return items, {"event": hi}
 
+    def lag(self, position: dict) -> tuple[int, str] | None:
+        """The events still to come when they are limited (`events`); None: no end."""
+        return None if self.events is None else (max(0, self.events - position.get("event", 0)), "events")
+
     def advanced(self, position: dict) -> None:
         self.next = position["event"]
 

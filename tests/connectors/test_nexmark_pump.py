@@ -69,6 +69,7 @@ def test_three_sources_push_the_seeds_events_once_each_across_a_restart(nexmark_
         table = source.node
         got, want = rows_of(nexmark_run, table), expected(table, 11)
         assert source.position == {"event": EVENTS} and source.records_in == len(want)
+        assert (source.lag, source.lag_unit) == (0, "events")  # none to come
         assert len(got) == len(want) and got == [{k: r[k.lower()] for k in got[0]} for r in want], table
     # the 1:3:46 mix, and the pushes cut at max_batch rows
     assert [len(rows_of(nexmark_run, t)) for t in ("person", "auction", "bid")] == [EVENTS // 50, EVENTS * 3 // 50, EVENTS * 46 // 50]
