@@ -35,6 +35,13 @@ class Batch:
     records: list[dict]
     positions: Sequence[str]
 
+    def __iter__(self):
+        """As a poll's items are read elsewhere (the command line): (position, [record]) each."""
+        return ((position, [record]) for position, record in zip(self.positions, self.records))
+
+    def __len__(self) -> int:
+        return len(self.records)
+
 
 class FormatError(ValueError):
     """A message that is not a record of its format: `field` names the column or key at fault."""
