@@ -33,6 +33,8 @@ from tests.live.test_recovery import start_run, transaction_pushes
 from workers.models import RunLease
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+# one_backend below: a broker's restart and the sinks' own guarantees are the subject, not the run's
+# database, so once, on SQLite (scripts/test); the 10^5 kill -9, whose exactly once is the database's, runs on both.
 
 
 def transactions(count: int, seed: int) -> list[dict]:
@@ -134,6 +136,7 @@ def test_kill_9_in_the_middle_of_100_000_records(cluster, redis_server, make_use
 
 # ---- the Delta, webhook and MQTT sinks, kill -9 -----------------------------------------
 
+@pytest.mark.one_backend
 def test_kill_9_delta_webhook_and_mqtt_sinks(cluster, redis_server, mqtt_broker, make_user, tmp_path):
     """Also an MQTT source (orders, keyed by id) killed mid-stream: at least once, every
     message in the input log, a repeat only of a message whose acknowledgement the kill
@@ -316,6 +319,7 @@ def wait_retrying(cluster, api, run_id: int, name: str, says: str, behind: bool)
     return cluster.wait(shown, 120, f"{name} to show retrying with a {says} error" + (" and be behind" if behind else ""))
 
 
+@pytest.mark.one_backend
 def test_broker_restarts_mid_stream(cluster, make_user, tmp_path_factory):
     from tests.brokers import start_mosquitto, start_nats, start_redis
     from tests.connectors import test_nats_pump as nats_peer
@@ -454,6 +458,7 @@ def test_broker_restarts_mid_stream(cluster, make_user, tmp_path_factory):
             broker.stop()
 
 
+@pytest.mark.one_backend
 def test_postgres_restart_mid_stream(cluster, make_user):
     """A PostgreSQL cluster of the test's own (CDC source and sinks in one database) shut
     down and started again while changes flow: the source and the sinks show `retrying`
