@@ -28,36 +28,8 @@ class Aggregate(Grouped):
         if not isinstance(raw, list) or not raw:
             problems.append(self.problem("parameter 'aggregates' must be a non-empty list of {fn, expr, as}", param="aggregates"))
             return problems
-        self.aggs, columns, names = [], [schema.column(g) for g in self.group_by if schema.column(g)], set(self.group_by)
-        for i, item in enumerate(raw):
-            if not isinstance(item, dict):
-                problems.append(self.problem(f"aggregates[{i}] must be an object {{fn, expr, as}}", param="aggregates"))
-                continue
-            fn, name, text = item.get("fn"), item.get("as"), item.get("expr")
-            if fn not in FUNCTIONS:
-                problems.append(self.problem(f"aggregates[{i}]: unknown function {fn!r} (one of {', '.join(FUNCTIONS)})", param="aggregates"))
-                continue
-            if not valid_column_name(name):
-                problems.append(self.problem(f"aggregates[{i}]: output name ('as') {name!r} must be letters, digits and _", param="aggregates"))
-                continue
-            if name in names:
-                problems.append(self.problem(f"aggregates: duplicate output column {name!r}", param="aggregates"))
-                continue
-            names.add(name)
-            expr = None
-            if text not in (None, "") or fn in NEEDS_EXPR:
-                expr = self.expression("aggregates", text, schema, problems, label=f"{fn}({name})")
-                if expr is None:
-                    continue
-                if fn in NUMERIC and expr.type not in ("bigint", "double"):
-                    problems.append(self.problem(f"{fn}({name}) needs a number, got {expr.type}", param="aggregates"))
-                    continue
-                if fn in ("min", "max") and element_type(expr.type) is not None:
-                    problems.append(self.problem(f"{fn}({name}): lists ({expr.type}) have no order; aggregate an element or cardinality()", param="aggregates"))
-                    continue
-            rtype = result_type(fn, expr.type if expr else None)
-            self.aggs.append((fn, expr, name, rtype))
-            columns.append(Column(name, rtype, True))
+        self.aggs = aggregate_calls(self, raw, schema, problems, FUNCTIONS, taken=set(self.group_by))
+        columns = [schema.column(g) for g in self.group_by if schema.column(g)] + [Column(name, rtype, True) for _, _, name, rtype in self.aggs]
         if problems:
             return problems
         self.output_schema = Schema(tuple(columns))
@@ -106,3 +78,38 @@ class Aggregate(Grouped):
 
     def describe_state(self):
         return ["I(in), indexed by the group key", "I(out): the current row of every group"]
+
+
+def aggregate_calls(op, raw: list, schema, problems: list, functions, taken: set) -> list:
+    """The `aggregates` parameter's calls, checked: [(fn, expr or None, name, result type)].
+    `taken`: the output columns' names so far (a name among them is a duplicate)."""
+    calls, taken = [], set(taken)
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            problems.append(op.problem(f"aggregates[{i}] must be an object {{fn, expr, as}}", param="aggregates"))
+            continue
+        fn, name, text = item.get("fn"), item.get("as"), item.get("expr")
+        if fn not in functions:
+            problems.append(op.problem(f"aggregates[{i}]: unknown function {fn!r} (one of {', '.join(functions)})", param="aggregates"))
+            continue
+        if not valid_column_name(name):
+            problems.append(op.problem(f"aggregates[{i}]: output name ('as') {name!r} must be letters, digits and _", param="aggregates"))
+            continue
+        if name in taken:
+            problems.append(op.problem(f"aggregates: duplicate output column {name!r}", param="aggregates"))
+            continue
+        taken.add(name)
+        expr = None
+        if text not in (None, "") or fn in NEEDS_EXPR:
+            expr = op.expression("aggregates", text, schema, problems, label=f"{fn}({name})")
+            if expr is None:
+                continue
+            if fn in NUMERIC and expr.type not in ("bigint", "double"):
+                problems.append(op.problem(f"{fn}({name}) needs a number, got {expr.type}", param="aggregates"))
+                continue
+            if fn in ("min", "max") and element_type(expr.type) is not None:
+                problems.append(op.problem(f"{fn}({name}): lists ({expr.type}) have no order; aggregate an element or cardinality()",
+                                           param="aggregates"))
+                continue
+        calls.append((fn, expr, name, result_type(fn, expr.type if expr else None)))
+    return calls

@@ -28,19 +28,7 @@ class TopK(Grouped):
         schema = input_schemas["in"]
         problems = []
         self.group_by = self.columns_param("group_by", schema, problems, allow_empty=True)
-        order = self.params.get("order_by")
-        if not isinstance(order, list) or not order or not all(isinstance(o, dict) for o in order):
-            problems.append(self.problem("parameter 'order_by' must be a non-empty list of {column, desc}", param="order_by"))
-            order = []
-        self.order = []
-        for o in order:
-            c = o.get("column")
-            if schema.column(c) is None:
-                problems.append(self.problem(f"order_by: unknown column {c!r} (columns: {', '.join(schema.names)})", param="order_by"))
-            elif element_type(schema.column(c).type) is not None:
-                problems.append(self.problem(f"order_by: column {c!r} is a list ({schema.column(c).type}); lists have no order", param="order_by"))
-            else:
-                self.order.append((c, bool(o.get("desc", False))))
+        self.order = order_param(self, schema, problems, required=True)
         k = self.params.get("k")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             problems.append(self.problem(f"parameter 'k' must be a positive integer, got {k!r}", param="k"))
@@ -126,3 +114,22 @@ def compare_rows(sort: list[tuple[int, bool]], lists: set[int], x: tuple, y: tup
             return (-1 if first else 1) if not desc else (1 if first else -1)
         return (-1 if a < b else 1) * (-1 if desc else 1)
     return 0
+
+
+def order_param(op, schema, problems: list, required: bool) -> list[tuple[str, bool]]:
+    """The `order_by` parameter, checked: [(column, desc)] (a list column has no order)."""
+    order = op.params.get("order_by", None if required else [])
+    if not isinstance(order, list) or (required and not order) or not all(isinstance(o, dict) for o in order):
+        problems.append(op.problem(f"parameter 'order_by' must be a {'non-empty ' if required else ''}list of {{column, desc}}",
+                                   param="order_by"))
+        return []
+    out = []
+    for o in order:
+        c = o.get("column")
+        if schema.column(c) is None:
+            problems.append(op.problem(f"order_by: unknown column {c!r} (columns: {', '.join(schema.names)})", param="order_by"))
+        elif element_type(schema.column(c).type) is not None:
+            problems.append(op.problem(f"order_by: column {c!r} is a list ({schema.column(c).type}); lists have no order", param="order_by"))
+        else:
+            out.append((c, bool(o.get("desc", False))))
+    return out

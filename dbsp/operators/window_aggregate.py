@@ -27,11 +27,12 @@ import functools
 from collections import deque
 
 from .. import numeric
-from ..aggregates import NUMERIC, python_aggregate, result_type
+from ..aggregates import python_aggregate
 from ..types import Column, Schema, element_type
 from ..zset import ZSet
-from .base import Grouped, valid_column_name
-from .top_k import compare_rows
+from .aggregate import aggregate_calls
+from .base import Grouped
+from .top_k import compare_rows, order_param
 
 FUNCTIONS = ("count", "sum", "avg", "min", "max")
 UNITS = ("rows", "range")
@@ -45,7 +46,7 @@ class WindowAggregate(Grouped):
         schema = input_schemas["in"]
         problems = []
         self.group_by = self.columns_param("group_by", schema, problems, allow_empty=True)
-        self.order = self._order(schema, problems)
+        self.order = order_param(self, schema, problems, required=False)
         self.unit, self.start, self.end = self._frame(problems)
         self.aggs = self._aggregates(schema, problems)
         if problems:
@@ -61,22 +62,6 @@ class WindowAggregate(Grouped):
         self._fns = [(fn, e.to_python(schema) if e else (lambda r: 1), rtype) for fn, e, _, rtype in self.aggs]
         self._where = numeric.node_label(self.node_id, self.kind)
         return []
-
-    def _order(self, schema, problems) -> list[tuple[str, bool]]:
-        order = self.params.get("order_by", [])
-        if not isinstance(order, list) or not all(isinstance(o, dict) for o in order):
-            problems.append(self.problem("parameter 'order_by' must be a list of {column, desc}", param="order_by"))
-            return []
-        out = []
-        for o in order:
-            c = o.get("column")
-            if schema.column(c) is None:
-                problems.append(self.problem(f"order_by: unknown column {c!r} (columns: {', '.join(schema.names)})", param="order_by"))
-            elif element_type(schema.column(c).type) is not None:
-                problems.append(self.problem(f"order_by: column {c!r} is a list ({schema.column(c).type}); lists have no order", param="order_by"))
-            else:
-                out.append((c, bool(o.get("desc", False))))
-        return out
 
     def _frame(self, problems) -> tuple[str, int | None, int | None]:
         frame = self.params.get("frame", {"unit": "range", "start": None, "end": 0 if self.params.get("order_by") else None})
@@ -105,33 +90,7 @@ class WindowAggregate(Grouped):
         if not isinstance(raw, list) or not raw:
             problems.append(self.problem("parameter 'aggregates' must be a non-empty list of {fn, expr, as}", param="aggregates"))
             return []
-        aggs, names = [], set(schema.names)
-        for i, item in enumerate(raw):
-            if not isinstance(item, dict):
-                problems.append(self.problem(f"aggregates[{i}] must be an object {{fn, expr, as}}", param="aggregates"))
-                continue
-            fn, name, text = item.get("fn"), item.get("as"), item.get("expr")
-            if fn not in FUNCTIONS:
-                problems.append(self.problem(f"aggregates[{i}]: unknown function {fn!r} (one of {', '.join(FUNCTIONS)})", param="aggregates"))
-                continue
-            if not valid_column_name(name) or name in names:
-                problems.append(self.problem(f"aggregates[{i}]: output name ('as') {name!r} must be a new column name "
-                                             "(letters, digits and _)", param="aggregates"))
-                continue
-            names.add(name)
-            expr = None
-            if text not in (None, "") or fn != "count":
-                expr = self.expression("aggregates", text, schema, problems, label=f"{fn}({name})")
-                if expr is None:
-                    continue
-                if fn in NUMERIC and expr.type not in ("bigint", "double"):
-                    problems.append(self.problem(f"{fn}({name}) needs a number, got {expr.type}", param="aggregates"))
-                    continue
-                if fn in ("min", "max") and element_type(expr.type) is not None:
-                    problems.append(self.problem(f"{fn}({name}): lists ({expr.type}) have no order", param="aggregates"))
-                    continue
-            aggs.append((fn, expr, name, result_type(fn, expr.type if expr else None)))
-        return aggs
+        return aggregate_calls(self, raw, schema, problems, FUNCTIONS, taken=set(schema.names))
 
     # ---- the reference ---------------------------------------------------------------
     def query(self, inputs):

@@ -190,6 +190,26 @@ def test_top_k_validation():
     assert any("unknown column 'zz'" in m for m in messages) and any("'k' must be a positive integer" in m for m in messages)
 
 
+@pytest.mark.parametrize("params, message", [
+    ({"order_by": [{"column": "zz"}], "aggregates": [{"fn": "sum", "expr": "v", "as": "x"}]}, "order_by: unknown column 'zz'"),
+    ({"order_by": [{"column": "v"}], "frame": {"unit": "groups"}, "aggregates": [{"fn": "count", "as": "n"}]}, "unit must be one of rows, range"),
+    ({"order_by": [{"column": "v"}], "frame": {"unit": "range", "start": -2, "end": 0}, "aggregates": [{"fn": "count", "as": "n"}]},
+     "offsets need a rows frame"),
+    ({"order_by": [{"column": "v"}], "frame": {"unit": "rows", "start": 1, "end": -1}, "aggregates": [{"fn": "count", "as": "n"}]},
+     "start (1) is after end (-1)"),
+    ({"frame": {"unit": "rows", "start": -1, "end": 0}, "aggregates": [{"fn": "count", "as": "n"}]}, "needs order_by"),
+    ({"order_by": [{"column": "v"}], "aggregates": [{"fn": "median", "expr": "v", "as": "m"}]}, "unknown function 'median'"),
+    ({"order_by": [{"column": "v"}], "aggregates": [{"fn": "sum", "expr": "s", "as": "m"}]}, "sum(m) needs a number, got string"),
+    ({"order_by": [{"column": "v"}], "aggregates": [{"fn": "count", "as": "v"}]}, "duplicate output column 'v'"),
+    ({"order_by": [{"column": "v"}], "aggregates": []}, "'aggregates' must be a non-empty list"),
+])
+def test_window_aggregate_validation(params, message):
+    from dbsp import validate
+
+    messages = [p.message for p in validate(one("window_aggregate", {"group_by": ["k"], **params}))]
+    assert any(message in m for m in messages), messages
+
+
 def test_linear_aggregates_over_expressions_that_are_all_null_in_a_change(spark):
     doc = one("aggregate", {"group_by": ["k"], "aggregates": [{"fn": "avg", "expr": "v * 2", "as": "a"},
                                                               {"fn": "count", "expr": "v + 1", "as": "n"}]})
