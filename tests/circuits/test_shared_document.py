@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from circuits import services
 from circuits.collab import store
-from circuits.collab.consumer import ACCESS_ENDED, CircuitDocConsumer
+from circuits.collab.consumer import ACCESS_ENDED, ROLE_MESSAGE, CircuitDocConsumer
 from circuits.models import SharedDocument, SharedDocumentUpdate
 from tests.conftest import example
 
@@ -32,6 +32,7 @@ class Peer:
         self.comm = comm
         self.doc = Doc()
         self.presence: dict[int, dict | None] = {}
+        self.roles: list[str] = []  # every role the server told this client, in order
 
     async def receive(self, timeout=10) -> bytes:
         out = await self.comm.receive_output(timeout)
@@ -46,6 +47,8 @@ class Peer:
             for _ in range(decoder.read_var_uint()):
                 cid, _clock, state = decoder.read_var_uint(), decoder.read_var_uint(), decoder.read_var_string()
                 self.presence[cid] = json.loads(state)
+        elif message[0] == ROLE_MESSAGE:
+            self.roles.append(message[1:].decode())
         return message
 
     async def until(self, predicate, timeout=10):
@@ -177,6 +180,7 @@ async def test_the_server_drops_a_viewers_edit(make_user):
     circuit, alice = await make_circuit(make_user, visibility="unlisted")
     writer = await join(circuit, alice)
     viewer = await join(circuit, AnonymousUser(), f"?share={circuit.share_token}")
+    assert (writer.roles, viewer.roles) == (["writer"], ["viewer"])  # each told its role when its socket opened
     await viewer.edit(set_param("big", "predicate", "amount > 0 -- vandal"))
     await viewer.edit(lambda doc: doc.get("source", type=Text).insert(0, "vandal"))
     # Presence from a viewer passes, under the name the server knows; the writer seeing it

@@ -79,7 +79,7 @@ const fileName = (name: string) => `${name.trim().replace(/[^A-Za-z0-9_-]+/g, '_
 export function CircuitWorkspace({
   circuit,
   runs,
-  readOnly,
+  readOnly: readOnlyAtLoad,
   signedIn,
   onCircuit,
   onRunStopped,
@@ -104,7 +104,13 @@ export function CircuitWorkspace({
     share: shareToken,
     saved: initial,
     pending: () => (readOnly || !local.isDirty() ? null : { from: initial, to: local.doc }),
+    writable: !readOnlyAtLoad,
+    store: circuit && username ? `${circuit.created_at}.${username}` : undefined,
   });
+  // The shared document's socket says what this page may do now (the owner may have
+  // changed the grant since the page loaded); until it has, the circuit's `can_edit` does.
+  const viewing = shared.role ? shared.role === 'viewer' : readOnlyAtLoad;
+  const readOnly = viewing || shared.settling; // (settling: a fresh copy after a change of role is on its way)
   const state = shared.state ?? local;
   const [name, setName] = useState(circuit?.name ?? 'Untitled circuit');
   const [renaming, setRenaming] = useState(false);
@@ -303,9 +309,22 @@ export function CircuitWorkspace({
             </p>
           )}
           {shared.state && <Avatars peers={shared.peers} me={shared.me} />}
-          {readOnly && (
+          {viewing && (
             <p className="readonly-banner" data-testid="read-only">
-              Read-only{circuit ? ` (owned by ${circuit.owner})` : ''}. Fork it to edit your own copy.
+              {readOnlyAtLoad
+                ? `Read-only${circuit ? ` (owned by ${circuit.owner})` : ''}.`
+                : `Read-only now: ${circuit?.owner ?? 'the owner'} took away your edit access to this circuit.`}{' '}
+              Fork it to edit your own copy.
+            </p>
+          )}
+          {!viewing && readOnlyAtLoad && (
+            <p className="role-banner" data-testid="role-notice" role="status">
+              You may edit this circuit now: {circuit?.owner} gave you edit access.
+            </p>
+          )}
+          {shared.offline && (
+            <p className="offline-banner" data-testid="offline" role="status">
+              Offline{readOnly ? '.' : ': your edits are kept on this device and merge with everyone else’s when you are back online.'}
             </p>
           )}
         </div>
