@@ -153,8 +153,10 @@ export function useSharedDocument(
       setDoc(d);
       setTitleState(titleOf(ydoc));
     };
+    let arrived = false;
     const onSync = (synced: boolean) => {
       if (!synced) return;
+      arrived = true;
       // Edits made before the document first arrived (on the saved version) join it now,
       // once (not again on a reconnect, whose provider sends what was edited meanwhile, nor
       // in the fresh session after a change of role).
@@ -168,7 +170,9 @@ export function useSharedDocument(
       if (!edits && same(saved.current, current.current)) saved.current = current.current!;
     };
     const onUpdate = () => {
-      if (provider.synced) read();
+      // Once the document has arrived, every change shows, made online or offline (the
+      // provider is not `synced` while its socket is closed).
+      if (arrived) read();
     };
     const onStack = () => setTick((t) => t + 1);
     const onPresence = () => {
