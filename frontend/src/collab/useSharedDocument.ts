@@ -21,6 +21,7 @@ import * as Y from 'yjs';
 import type { Doc } from '../editor/model';
 import type { DocumentHistory } from '../editor/useDocumentHistory';
 import { ownUndo, parts, readDocument, same, titleOf, writeDocument } from './circuitDoc';
+import type { TextCaret } from './SourceCarets';
 import type { SharedText } from './textBinding';
 
 export interface Peer {
@@ -30,6 +31,8 @@ export interface Peer {
   role: 'writer' | 'viewer';
   cursor: { x: number; y: number } | null;
   selection: string[];
+  /** Their caret and selection in the SQL / Datalog text, as Yjs relative positions (JSON). */
+  source: { anchor: unknown; head: unknown } | null;
 }
 
 export type Role = 'writer' | 'viewer';
@@ -57,6 +60,10 @@ export interface SharedDocument {
   setSelection: (ids: string[]) => void;
   /** The SQL / Datalog pane's text (`source`), to bind the pane to (null before it syncs). */
   sourceText: SharedText | null;
+  /** Tells the others where this person's caret and selection are in that text (null: not in it). */
+  setSourceCaret: (at: { anchor: number; head: number } | null) => void;
+  /** The others' carets and selections in that text, as indexes into it now. */
+  sourceCarets: TextCaret[];
 }
 
 const COLORS = ['#e11d48', '#2563eb', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d'];
@@ -186,6 +193,7 @@ export function useSharedDocument(
           role: state.role === 'writer' ? 'writer' : 'viewer',
           cursor: state.cursor ?? null,
           selection: Array.isArray(state.selection) ? state.selection : [],
+          source: state.source && typeof state.source === 'object' ? state.source : null,
         });
       });
       setPeers(out);
@@ -264,5 +272,31 @@ export function useSharedDocument(
     const prepare = () => void (meta.get('source_language') === undefined && meta.set('source_language', 'sql'));
     return { text: source, origin: live.origin, prepare };
   }, [live]);
-  return { role, offline, settling, state, title, setTitle, peers, me, setCursor, setSelection, sourceText };
+  const setSourceCaret = useCallback(
+    (at: { anchor: number; head: number } | null) => {
+      if (!live) return;
+      const { source } = parts(live.ydoc);
+      const relative = (index: number) => Y.relativePositionToJSON(Y.createRelativePositionFromTypeIndex(source, index));
+      live.awareness.setLocalStateField('source', at && { anchor: relative(at.anchor), head: relative(at.head) });
+    },
+    [live],
+  );
+  // Recomputed when the document changes (`doc`): the same characters, new indexes.
+  const sourceCarets = useMemo<TextCaret[]>(() => {
+    if (!live || !doc) return [];
+    const { source } = parts(live.ydoc);
+    const absolute = (json: unknown) => {
+      try {
+        const at = Y.createAbsolutePositionFromRelativePosition(Y.createRelativePositionFromJSON(json), live.ydoc);
+        return at && at.type === source ? at.index : null;
+      } catch {
+        return null; // not a relative position: someone else's page, ignored
+      }
+    };
+    return peers.flatMap((p) => {
+      const [anchor, head] = p.source ? [absolute(p.source.anchor), absolute(p.source.head)] : [null, null];
+      return anchor === null || head === null ? [] : [{ clientId: p.clientId, name: p.name, color: p.color, anchor, head }];
+    });
+  }, [live, doc, peers]);
+  return { role, offline, settling, state, title, setTitle, peers, me, setCursor, setSelection, sourceText, setSourceCaret, sourceCarets };
 }

@@ -416,7 +416,7 @@ export function CircuitWorkspace({
             <PlanPane doc={state.doc} />
           </Suspense>
         )}
-        {showSource && <SourcePane state={state} readOnly={readOnly} sharedText={shared.state ? shared.sourceText : null} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
+        {showSource && <SourcePane state={state} readOnly={readOnly} sharedText={shared.state ? shared.sourceText : null} carets={shared.sourceCarets} onCaret={shared.setSourceCaret} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
       </div>
       {showHistory && circuit && (
         <VersionHistory
