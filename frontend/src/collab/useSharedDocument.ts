@@ -24,6 +24,13 @@ import { ownUndo, parts, readDocument, same, titleOf, writeDocument } from './ci
 import type { TextCaret } from './SourceCarets';
 import type { SharedText } from './textBinding';
 
+/** A canvas view: its centre in the canvas's coordinates, and its zoom. */
+export interface View {
+  x: number;
+  y: number;
+  zoom: number;
+}
+
 export interface Peer {
   clientId: number;
   name: string;
@@ -33,6 +40,8 @@ export interface Peer {
   selection: string[];
   /** Their caret and selection in the SQL / Datalog text, as Yjs relative positions (JSON). */
   source: { anchor: unknown; head: unknown } | null;
+  /** Their canvas's view (to follow it). */
+  view: View | null;
 }
 
 export type Role = 'writer' | 'viewer';
@@ -58,6 +67,8 @@ export interface SharedDocument {
   me: { name: string; color: string };
   setCursor: (at: { x: number; y: number } | null) => void;
   setSelection: (ids: string[]) => void;
+  /** Tells everyone this page's canvas view (so they can follow it). */
+  setView: (view: View) => void;
   /** The SQL / Datalog pane's text (`source`), to bind the pane to (null before it syncs). */
   sourceText: SharedText | null;
   /** Tells the others where this person's caret and selection are in that text (null: not in it). */
@@ -74,6 +85,9 @@ export function colorOf(name: string): string {
   for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
   return COLORS[h % COLORS.length]!;
 }
+
+const isView = (v: unknown): v is View =>
+  !!v && typeof v === 'object' && ['x', 'y', 'zoom'].every((k) => Number.isFinite((v as Record<string, unknown>)[k]));
 
 function socketBase(): string {
   const loc = window.location;
@@ -194,6 +208,7 @@ export function useSharedDocument(
           cursor: state.cursor ?? null,
           selection: Array.isArray(state.selection) ? state.selection : [],
           source: state.source && typeof state.source === 'object' ? state.source : null,
+          view: isView(state.view) ? state.view : null,
         });
       });
       setPeers(out);
@@ -264,6 +279,7 @@ export function useSharedDocument(
     [session],
   );
   const setSelection = useCallback((ids: string[]) => session?.awareness.setLocalStateField('selection', ids), [session]);
+  const setView = useCallback((view: View) => session?.awareness.setLocalStateField('view', view), [session]);
   const setTitle = useCallback((t: string) => session?.ydoc.transact(() => parts(session.ydoc).meta.set('title', t), 'title'), [session]);
   const sourceText = useMemo<SharedText | null>(() => {
     if (!live) return null;
@@ -298,5 +314,5 @@ export function useSharedDocument(
       return anchor === null || head === null ? [] : [{ clientId: p.clientId, name: p.name, color: p.color, anchor, head }];
     });
   }, [live, doc, peers]);
-  return { role, offline, settling, state, title, setTitle, peers, me, setCursor, setSelection, sourceText, setSourceCaret, sourceCarets };
+  return { role, offline, settling, state, title, setTitle, peers, me, setCursor, setSelection, setView, sourceText, setSourceCaret, sourceCarets };
 }

@@ -122,6 +122,10 @@ export function CircuitWorkspace({
   const [selectedIds, setSelectedIds] = useState<string[]>([]);
   const { setSelection } = shared;
   useEffect(() => setSelection(selectedIds), [selectedIds, setSelection]);
+  // Whose canvas view this page follows (clicking their avatar); gone when they leave.
+  const [following, setFollowing] = useState<number | null>(null);
+  const followed = shared.peers.find((p) => p.clientId === following) ?? null;
+  const stopFollowing = useCallback(() => setFollowing(null), []);
   const [selectNodes, setSelectNodes] = useState<{ ids: string[] } | undefined>(undefined);
   const [compiles, setCompiles] = useState(0);
   const [showHistory, setShowHistory] = useState(false);
@@ -308,7 +312,12 @@ export function CircuitWorkspace({
               {state.dirty && <span data-testid="unsaved"> · unsaved changes</span>}
             </p>
           )}
-          {shared.state && <Avatars peers={shared.peers} me={shared.me} />}
+          {shared.state && <Avatars peers={shared.peers} me={shared.me} following={followed?.clientId ?? null} onFollow={setFollowing} />}
+          {followed && (
+            <p className="follow-banner" data-testid="following" role="status" style={{ borderColor: followed.color }}>
+              Following {followed.name || 'anonymous'}’s view. Move the canvas yourself to stop.
+            </p>
+          )}
           {viewing && (
             <p className="readonly-banner" data-testid="read-only">
               {readOnlyAtLoad
@@ -408,7 +417,7 @@ export function CircuitWorkspace({
             refitOn={`${showPlan}${showSource}${compiles}`}
             selectNodes={selectNodes}
             onSelectionChange={setSelectedIds}
-            presence={shared.state ? shared : undefined}
+            presence={shared.state ? { ...shared, followed, stopFollowing } : undefined}
           />
         </div>
         {showPlan && (
