@@ -332,3 +332,31 @@ def test_a_seed_that_lost_the_race_reads_the_winners(make_user, monkeypatch):
     monkeypatch.setattr(SharedDocument.objects, "filter", filter_once_empty)
     assert store._seeded(circuit).pk == winner.pk
     assert real_filter(circuit=circuit).count() == 1
+
+
+def test_a_wire_to_a_node_deleted_at_the_same_moment_is_not_read_back():
+    """Two copies: one wires big -> big2 (a new node), the other deletes big. Merged, the
+    wire's entry is there but the document read from it has no wire to a missing node (the
+    same rule as frontend/src/collab/circuitDoc.ts's readDocument)."""
+    from circuits.collab.layout import _node_map, edge_key, seed, to_document
+
+    one = seed(example("big_orders"), "Orders")
+    other = Doc()
+    other.apply_update(one.get_update())
+    wire = {"from": {"node": "big", "port": "out"}, "to": {"node": "big2", "port": "in"}}
+    with one.transaction():
+        one.get("nodes", type=Map)["big2"] = _node_map({"id": "big2", "kind": "filter", "params": {"predicate": "amount > 5"}}, 9)
+        one.get("edges", type=Map)[edge_key(wire)] = {"edge": wire, "order": 9}
+    with other.transaction():
+        edges = other.get("edges", type=Map)
+        for key, entry in list(edges.items()):  # the wires it knows of to and from big
+            if "big" in (entry["edge"]["from"]["node"], entry["edge"]["to"]["node"]):
+                del edges[key]
+        del other.get("nodes", type=Map)["big"]
+    one.apply_update(other.get_update(one.get_state()))
+    other.apply_update(one.get_update(other.get_state()))
+    for doc in (one, other):
+        document, _ = to_document(doc)
+        assert sorted(n["id"] for n in document["nodes"]) == ["big2", "big_orders", "orders"]
+        assert document["edges"] == []
+        assert edge_key(wire) in doc.get("edges", type=Map).keys()  # the entry stands in the CRDT; it is not read back
