@@ -13,6 +13,10 @@ Channels consumer.
   grants, share token; a deleted circuit) and every RECHECK_EVERY seconds; a socket whose
   user lost access is closed with ACCESS_ENDED (4403), one who lost edit access becomes a
   viewer.
+- The socket tells its client its role (`ROLE_MESSAGE`: the type byte, then `writer` or
+  `viewer` in UTF-8) when it opens and whenever it changes, so a page whose edit access
+  was taken away turns read-only (and writable again when it is given back) instead of
+  having its edits dropped unseen.
 """
 from __future__ import annotations
 
@@ -40,6 +44,13 @@ ACCESS_ENDED = 4403
 NOT_FOUND = 4404
 RECHECK_EVERY = 30.0
 _EMPTY_UPDATE = b"\x00\x00"
+#: A message type of dbspweb's own beside y-protocols' (0 sync, 1 awareness, 2 auth, 3
+#: awareness query): the client's role. frontend/src/collab/useSharedDocument.ts reads it.
+ROLE_MESSAGE = 100
+
+
+def role_message(role: str) -> bytes:
+    return bytes([ROLE_MESSAGE]) + role.encode()
 
 
 def room_of(circuit_id: int) -> str:
@@ -91,6 +102,7 @@ class CircuitDocConsumer(YjsConsumer):
         self.ydoc = await self.make_ydoc()
         await self.accept()
         await self.send(bytes_data=create_sync_message(self.ydoc))
+        await self.send(bytes_data=role_message(self.role))
         # The others present send this socket their presence (`doc_hello`).
         await self.channel_layer.group_send(self.room_name, {"type": "doc.hello", "channel": self.channel_name})
         self._recheck = asyncio.create_task(self._keep_checking())
@@ -172,8 +184,9 @@ class CircuitDocConsumer(YjsConsumer):
         role = await self._role()
         if role is None:
             await self.close(code=ACCESS_ENDED, reason="access to this circuit ended")
-        else:
+        elif role != self.role:
             self.role = role
+            await self.send(bytes_data=role_message(role))
 
     async def _keep_checking(self):
         while True:

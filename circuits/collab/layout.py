@@ -71,7 +71,11 @@ def to_document(doc: Doc) -> tuple[dict, str]:
     nodes.sort(key=lambda n: (n.get("order", 0), n["id"]))
     for node in nodes:
         node.pop("order", None)
-    edges = sorted(doc.get("edges", type=Map).values(), key=lambda e: (e["order"], edge_key(e["edge"])))
+    # A wire to a node deleted at the moment someone drew it goes with the node (as frontend/src/collab/circuitDoc.ts).
+    present = {n["id"] for n in nodes}
+    edges = sorted((e for e in doc.get("edges", type=Map).values()
+                    if e["edge"]["from"]["node"] in present and e["edge"]["to"]["node"] in present),
+                   key=lambda e: (e["order"], edge_key(e["edge"])))
     document = {"format": meta.get("format", FORMAT), "version": meta.get("version", 1), "nodes": nodes,
                 "edges": [e["edge"] for e in edges], **(meta.get("rest") or {})}
     if meta.get("source_language"):

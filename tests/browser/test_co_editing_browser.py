@@ -8,8 +8,8 @@ Bob "can edit":
 - both type in the SQL pane at the same moment, keystroke by keystroke, Alice in the
   middle of the text and Bob at its start: every character of both stands, in place, on
   both screens and in the stored document;
-- Alice unticks Bob's "can edit": his open socket becomes a viewer's, and what he types
-  next reaches no one (the server drops it), while he still sees Alice's typing.
+- Alice unticks Bob's "can edit": his open socket becomes a viewer's and his page turns
+  read-only (test_coedit_roles_browser.py has the rest), while he still sees Alice's typing.
 
 Screenshots: tests/artifacts/coedit-*.png."""
 import pytest
@@ -111,11 +111,12 @@ def test_a_granted_editor_edits_with_the_owner_and_both_type_in_the_sql_pane_at_
         grant.refresh_from_db()
         assert (grant.can_edit, grant.can_operate) == (False, False)
         expect(a.locator('[data-testid="avatar"][data-name="bob"]')).to_have_attribute("title", "bob (viewing)")
+        expect(b.get_by_test_id("read-only")).to_have_text("Read-only now: alice took away your edit access to this circuit. Fork it to edit your own copy.")  # told by the socket
         b.evaluate(CARET, [0])
-        b.keyboard.type("X")  # dropped by the server
+        b.keyboard.type("X")  # a read-only pane (and the server would drop it)
         a.evaluate(CARET, [len(merged)])
         a.keyboard.type("\n-- done")
-        expect(b.get_by_test_id("source-text")).to_have_value("X" + merged + "\n-- done")  # Bob still sees Alice's
+        expect(b.get_by_test_id("source-text")).to_have_value(merged + "\n-- done")  # Bob still sees Alice's
         expect(a.get_by_test_id("source-text")).to_have_value(merged + "\n-- done")
         doc, _ = store.load(Circuit.objects.get(pk=circuit.pk))
         assert str(doc.get("source", type=__import__("pycrdt").Text)) == merged + "\n-- done"

@@ -87,12 +87,23 @@ async def test_lowering_can_edit_makes_the_open_socket_a_viewer_and_removing_the
     await rest(alice, "patch", share, {"grants": [{"username": "bob", "can_edit": True}]})
     alices, bobs = await join(circuit, alice), await join(circuit, bob)
     await seen_as(alices, bobs, "bob", "writer", 1)
+    assert (alices.roles, bobs.roles) == (["writer"], ["writer"])  # told when the socket opened
     await rest(alice, "patch", share, {"grants": [{"username": "bob", "can_edit": False}]})  # read only now
     await seen_as(alices, bobs, "bob", "viewer", 100)  # the same socket, downgraded
+    await bobs.until(lambda: bobs.roles == ["writer", "viewer"])  # and told so, once
     await bobs.edit(set_param("big", "predicate", "amount > 1 -- after the downgrade"))
     await seen_as(alices, bobs, "bob", "viewer", 200)
     assert alices.node("big")["params"]["predicate"] == "amount > 100"
     assert str((await stored(circuit)).get("nodes", type=Map)["big"]["params"]["predicate"]) == "amount > 100"
+    await rest(alice, "patch", share, {"grants": [{"username": "bob", "can_edit": True}]})  # given back
+    await bobs.until(lambda: bobs.roles == ["writer", "viewer", "writer"])
+    # The page starts a fresh document when its role changes (useSharedDocument.ts): this
+    # client's dropped edit left a gap in its clock that the server can never fill.
+    fresh = await join(circuit, bob)
+    await fresh.edit(set_param("big", "predicate", "amount > 2"))
+    await alices.until(lambda: alices.node("big")["params"]["predicate"] == "amount > 2")
+    await fresh.comm.disconnect()
+    assert alices.roles == ["writer"]  # the owner's role never changed: nothing more was said
     await rest(alice, "patch", share, {"grants": []})
     out = await asyncio.wait_for(closed(bobs), 10)
     assert out["code"] == ACCESS_ENDED

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from circuits import services
 from circuits.collab import store
-from circuits.collab.consumer import ACCESS_ENDED, CircuitDocConsumer
+from circuits.collab.consumer import ACCESS_ENDED, ROLE_MESSAGE, CircuitDocConsumer
 from circuits.models import SharedDocument, SharedDocumentUpdate
 from tests.conftest import example
 
@@ -32,6 +32,7 @@ class Peer:
         self.comm = comm
         self.doc = Doc()
         self.presence: dict[int, dict | None] = {}
+        self.roles: list[str] = []  # every role the server told this client, in order
 
     async def receive(self, timeout=10) -> bytes:
         out = await self.comm.receive_output(timeout)
@@ -46,6 +47,8 @@ class Peer:
             for _ in range(decoder.read_var_uint()):
                 cid, _clock, state = decoder.read_var_uint(), decoder.read_var_uint(), decoder.read_var_string()
                 self.presence[cid] = json.loads(state)
+        elif message[0] == ROLE_MESSAGE:
+            self.roles.append(message[1:].decode())
         return message
 
     async def until(self, predicate, timeout=10):
@@ -177,6 +180,7 @@ async def test_the_server_drops_a_viewers_edit(make_user):
     circuit, alice = await make_circuit(make_user, visibility="unlisted")
     writer = await join(circuit, alice)
     viewer = await join(circuit, AnonymousUser(), f"?share={circuit.share_token}")
+    assert (writer.roles, viewer.roles) == (["writer"], ["viewer"])  # each told its role when its socket opened
     await viewer.edit(set_param("big", "predicate", "amount > 0 -- vandal"))
     await viewer.edit(lambda doc: doc.get("source", type=Text).insert(0, "vandal"))
     # Presence from a viewer passes, under the name the server knows; the writer seeing it
@@ -328,3 +332,31 @@ def test_a_seed_that_lost_the_race_reads_the_winners(make_user, monkeypatch):
     monkeypatch.setattr(SharedDocument.objects, "filter", filter_once_empty)
     assert store._seeded(circuit).pk == winner.pk
     assert real_filter(circuit=circuit).count() == 1
+
+
+def test_a_wire_to_a_node_deleted_at_the_same_moment_is_not_read_back():
+    """Two copies: one wires big -> big2 (a new node), the other deletes big. Merged, the
+    wire's entry is there but the document read from it has no wire to a missing node (the
+    same rule as frontend/src/collab/circuitDoc.ts's readDocument)."""
+    from circuits.collab.layout import _node_map, edge_key, seed, to_document
+
+    one = seed(example("big_orders"), "Orders")
+    other = Doc()
+    other.apply_update(one.get_update())
+    wire = {"from": {"node": "big", "port": "out"}, "to": {"node": "big2", "port": "in"}}
+    with one.transaction():
+        one.get("nodes", type=Map)["big2"] = _node_map({"id": "big2", "kind": "filter", "params": {"predicate": "amount > 5"}}, 9)
+        one.get("edges", type=Map)[edge_key(wire)] = {"edge": wire, "order": 9}
+    with other.transaction():
+        edges = other.get("edges", type=Map)
+        for key, entry in list(edges.items()):  # the wires it knows of to and from big
+            if "big" in (entry["edge"]["from"]["node"], entry["edge"]["to"]["node"]):
+                del edges[key]
+        del other.get("nodes", type=Map)["big"]
+    one.apply_update(other.get_update(one.get_state()))
+    other.apply_update(one.get_update(other.get_state()))
+    for doc in (one, other):
+        document, _ = to_document(doc)
+        assert sorted(n["id"] for n in document["nodes"]) == ["big2", "big_orders", "orders"]
+        assert document["edges"] == []
+        assert edge_key(wire) in doc.get("edges", type=Map).keys()  # the entry stands in the CRDT; it is not read back

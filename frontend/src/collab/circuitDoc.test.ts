@@ -77,4 +77,25 @@ describe('the shared document adapter', () => {
     undo.undo();
     expect(readDocument(a).nodes.find((n) => n.id === 'big')!.params).toEqual({ predicate: 'amount > 100', note: 'theirs' });
   });
+
+  it('drops a wire drawn to a node deleted at the same moment, alike on both copies', () => {
+    const a = seeded();
+    const b = copy(a);
+    const before = readDocument(a);
+    // A adds "big2" and wires big -> big2; B deletes "big" (and the wire it knows of).
+    const added: Doc = {
+      ...before,
+      nodes: [...before.nodes, { id: 'big2', kind: 'filter', position: { x: 400, y: 0 }, params: { predicate: 'amount > 5' } }],
+      edges: [...before.edges, { from: { node: 'big', port: 'out' }, to: { node: 'big2', port: 'in' } }],
+    };
+    a.transact(() => writeDocument(a, before, added));
+    const deleted: Doc = { ...before, nodes: before.nodes.filter((n) => n.id !== 'big'), edges: [] };
+    b.transact(() => writeDocument(b, before, deleted));
+    Y.applyUpdate(a, Y.encodeStateAsUpdate(b));
+    Y.applyUpdate(b, Y.encodeStateAsUpdate(a));
+    for (const merged of [readDocument(a), readDocument(b)]) {
+      expect(merged.nodes.map((n) => n.id)).toEqual(['orders', 'big2']);
+      expect(merged.edges).toEqual([]); // no wire from the deleted "big"
+    }
+  });
 });

@@ -50,7 +50,12 @@ export function readDocument(ydoc: Y.Doc): Doc {
   const listed: (DocNode & { order?: number })[] = [];
   nodes.forEach((fields, id) => listed.push({ id, ...fields.toJSON() } as DocNode & { order?: number }));
   listed.sort((a, b) => (a.order ?? 0) - (b.order ?? 0) || a.id.localeCompare(b.id));
-  const edgeList = Array.from(edges.values()).sort((a, b) => a.order - b.order || edgeKey(a.edge).localeCompare(edgeKey(b.edge)));
+  // A wire drawn to a node that someone deleted at the same moment goes with the node: the
+  // two edits touch different entries (the wire's, the node's), so both stand in the CRDT.
+  const present = new Set(listed.map((n) => n.id));
+  const edgeList = Array.from(edges.values())
+    .filter((e) => present.has(e.edge.from.node) && present.has(e.edge.to.node))
+    .sort((a, b) => a.order - b.order || edgeKey(a.edge).localeCompare(edgeKey(b.edge)));
   const doc: Doc = {
     format: (meta.get('format') as string) ?? FORMAT,
     version: (meta.get('version') as number) ?? 1,

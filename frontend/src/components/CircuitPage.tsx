@@ -79,7 +79,7 @@ const fileName = (name: string) => `${name.trim().replace(/[^A-Za-z0-9_-]+/g, '_
 export function CircuitWorkspace({
   circuit,
   runs,
-  readOnly,
+  readOnly: readOnlyAtLoad,
   signedIn,
   onCircuit,
   onRunStopped,
@@ -104,7 +104,13 @@ export function CircuitWorkspace({
     share: shareToken,
     saved: initial,
     pending: () => (readOnly || !local.isDirty() ? null : { from: initial, to: local.doc }),
+    writable: !readOnlyAtLoad,
+    store: circuit && username ? `${circuit.created_at}.${username}` : undefined,
   });
+  // The shared document's socket says what this page may do now (the owner may have
+  // changed the grant since the page loaded); until it has, the circuit's `can_edit` does.
+  const viewing = shared.role ? shared.role === 'viewer' : readOnlyAtLoad;
+  const readOnly = viewing || shared.settling; // (settling: a fresh copy after a change of role is on its way)
   const state = shared.state ?? local;
   const [name, setName] = useState(circuit?.name ?? 'Untitled circuit');
   const [renaming, setRenaming] = useState(false);
@@ -116,6 +122,10 @@ export function CircuitWorkspace({
   const [selectedIds, setSelectedIds] = useState<string[]>([]);
   const { setSelection } = shared;
   useEffect(() => setSelection(selectedIds), [selectedIds, setSelection]);
+  // Whose canvas view this page follows (clicking their avatar); gone when they leave.
+  const [following, setFollowing] = useState<number | null>(null);
+  const followed = shared.peers.find((p) => p.clientId === following) ?? null;
+  const stopFollowing = useCallback(() => setFollowing(null), []);
   const [selectNodes, setSelectNodes] = useState<{ ids: string[] } | undefined>(undefined);
   const [compiles, setCompiles] = useState(0);
   const [showHistory, setShowHistory] = useState(false);
@@ -308,10 +318,28 @@ export function CircuitWorkspace({
               <p>{circuit.description}</p>
             </details>
           )}
-          {shared.state && <Avatars peers={shared.peers} me={shared.me} />}
-          {readOnly && (
+          {shared.state && <Avatars peers={shared.peers} me={shared.me} following={followed?.clientId ?? null} onFollow={setFollowing} />}
+          {followed && (
+            <p className="follow-banner" data-testid="following" role="status" style={{ borderColor: followed.color }}>
+              Following {followed.name || 'anonymous'}’s view. Move the canvas yourself to stop.
+            </p>
+          )}
+          {viewing && (
             <p className="readonly-banner" data-testid="read-only">
-              Read-only{circuit ? ` (owned by ${circuit.owner})` : ''}. Fork it to edit your own copy.
+              {readOnlyAtLoad
+                ? `Read-only${circuit ? ` (owned by ${circuit.owner})` : ''}.`
+                : `Read-only now: ${circuit?.owner ?? 'the owner'} took away your edit access to this circuit.`}{' '}
+              Fork it to edit your own copy.
+            </p>
+          )}
+          {!viewing && readOnlyAtLoad && (
+            <p className="role-banner" data-testid="role-notice" role="status">
+              You may edit this circuit now: {circuit?.owner} gave you edit access.
+            </p>
+          )}
+          {shared.offline && (
+            <p className="offline-banner" data-testid="offline" role="status">
+              Offline{readOnly ? '.' : ': your edits are kept on this device and merge with everyone else’s when you are back online.'}
             </p>
           )}
         </div>
@@ -395,7 +423,7 @@ export function CircuitWorkspace({
             refitOn={`${showPlan}${showSource}${compiles}`}
             selectNodes={selectNodes}
             onSelectionChange={setSelectedIds}
-            presence={shared.state ? shared : undefined}
+            presence={shared.state ? { ...shared, followed, stopFollowing } : undefined}
           />
         </div>
         {showPlan && (
@@ -403,7 +431,7 @@ export function CircuitWorkspace({
             <PlanPane doc={state.doc} />
           </Suspense>
         )}
-        {showSource && <SourcePane state={state} readOnly={readOnly} sharedText={shared.state ? shared.sourceText : null} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
+        {showSource && <SourcePane state={state} readOnly={readOnly} sharedText={shared.state ? shared.sourceText : null} carets={shared.sourceCarets} onCaret={shared.setSourceCaret} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
       </div>
       {showHistory && circuit && (
         <VersionHistory

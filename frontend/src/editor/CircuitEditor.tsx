@@ -16,8 +16,8 @@ import {
   type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { PresenceLayer } from '../collab/Presence';
-import type { Peer } from '../collab/useSharedDocument';
+import { PresenceLayer, ViewSharing } from '../collab/Presence';
+import type { Peer, View } from '../collab/useSharedDocument';
 import type { Validation } from '../api/editor';
 import { messagesOf } from '../components/ErrorText';
 import { docToFlow, type FlowNode } from './flow';
@@ -76,7 +76,14 @@ export interface CircuitEditorProps {
   /** Told the selected node ids when they change. */
   onSelectionChange?: (ids: string[]) => void;
   /** Others editing the shared document: their cursors and selections; told where our pointer is. */
-  presence?: { peers: Peer[]; setCursor: (at: { x: number; y: number } | null) => void };
+  presence?: {
+    peers: Peer[];
+    setCursor: (at: { x: number; y: number } | null) => void;
+    setView: (view: View) => void;
+    /** The person whose view this canvas follows, and how to stop. */
+    followed: Peer | null;
+    stopFollowing: () => void;
+  };
 }
 
 export function CircuitEditor(props: CircuitEditorProps) {
@@ -744,6 +751,7 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
               <Controls showInteractive={false} />
               <MiniMap pannable zoomable style={MINIMAP} />
               {presence && <PresenceLayer peers={presence.peers} />}
+              {presence && <ViewSharing setView={presence.setView} followed={presence.followed} onStop={presence.stopFollowing} />}
             </ReactFlow>
           </CanvasContext.Provider>
           {quickAdd && catalog && (

@@ -10,6 +10,7 @@
 
 import { useEffect, useMemo, useRef, useState, type UIEvent } from 'react';
 import { sourcesApi, type Compiled } from '../api/sources';
+import { SourceCarets, type TextCaret } from '../collab/SourceCarets';
 import { useSharedText, type SharedText } from '../collab/textBinding';
 import { messagesOf } from '../components/ErrorText';
 import { autoLayout } from '../editor/layout';
@@ -47,9 +48,13 @@ export interface SourcePaneProps {
   onCompiled?: () => void;
   /** The shared document's source text: the pane's text is bound to it as it is typed. */
   sharedText?: SharedText | null;
+  /** The others' carets and selections in the bound text. */
+  carets?: TextCaret[];
+  /** Tells the others where this caret and selection are in the bound text (null: elsewhere). */
+  onCaret?: (at: { anchor: number; head: number } | null) => void;
 }
 
-export function SourcePane({ state, readOnly = false, selected, onSelect, onCompiled, sharedText = null }: SourcePaneProps) {
+export function SourcePane({ state, readOnly = false, selected, onSelect, onCompiled, sharedText = null, carets = [], onCaret }: SourcePaneProps) {
   const linked = sourceOf(state.doc);
   const [language, setLanguage] = useState<Language>(linked?.language ?? 'sql');
   const [texts, setTexts] = useState<Record<Language, string>>(() => ({
@@ -147,6 +152,10 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
   const lastPointed = useRef('');
   const pointAt = () => {
     const el = area.current;
+    if (el && isBound && onCaret) {
+      const backward = el.selectionDirection === 'backward';
+      onCaret({ anchor: backward ? el.selectionEnd : el.selectionStart, head: backward ? el.selectionStart : el.selectionEnd });
+    }
     if (!el || !isLinked) return;
     const ids = nodesAt(ranges, { from: el.selectionStart, to: el.selectionEnd });
     const key = ids.join('\n');
@@ -164,15 +173,21 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
     }
   }, [selected, marks]);
 
+  const caretLayer = useRef<HTMLPreElement>(null);
   const syncScroll = (event: UIEvent<HTMLTextAreaElement>) => {
-    if (backdrop.current) {
-      backdrop.current.scrollTop = event.currentTarget.scrollTop;
-      backdrop.current.scrollLeft = event.currentTarget.scrollLeft;
+    for (const layer of [backdrop.current, caretLayer.current]) {
+      if (!layer) continue;
+      layer.scrollTop = event.currentTarget.scrollTop;
+      layer.scrollLeft = event.currentTarget.scrollLeft;
     }
   };
   useEffect(() => {
-    if (backdrop.current && area.current) backdrop.current.scrollTop = area.current.scrollTop;
+    for (const layer of [backdrop.current, caretLayer.current]) if (layer && area.current) layer.scrollTop = area.current.scrollTop;
   });
+  // Out of the bound text (the other language's tab): the others no longer see a caret.
+  useEffect(() => {
+    if (!isBound) onCaret?.(null);
+  }, [isBound, onCaret]);
 
   const goTo = (p: SourceProblem) => {
     const range = problemRange(text, p);
@@ -217,6 +232,8 @@ export function SourcePane({ state, readOnly = false, selected, onSelect, onComp
           onSelect={pointAt}
           onScroll={syncScroll}
         />
+        {/* Above the text (its own text transparent), so a name label is not hidden under it. */}
+        {isBound && carets.length > 0 && <SourceCarets ref={caretLayer} text={text} carets={carets} />}
       </div>
       <div className="source-actions">
         <button type="button" className="primary" data-testid="source-compile" onClick={() => void compile()} disabled={readOnly || busy !== null || !text.trim()}
