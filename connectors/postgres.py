@@ -31,6 +31,7 @@ import math
 import os
 import re
 import time
+from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 
 import psycopg
@@ -211,17 +212,11 @@ class PostgresSource:
         self._lag: tuple[float, str, int] | None = None  # (read at, for the LSN, bytes): `lag`
         self.advanced_to = None
         self.layouts = {}  # relid -> (its last relation message, its column positions, the source columns it lacks)
-        try:
+        with closed_on_failure(self):
             self.conn = connect(self.config, opening.secrets, autocommit=True)
             self._describe()
             self._ensure_publication()
             self._ensure_slot(opening)
-        except psycopg.Error as e:
-            self.close()
-            raise translated(e) from None
-        except BaseException:
-            self.close()
-            raise
 
     def _describe(self) -> None:
         self.oid, self.namespace, self.name = _source_table(self.conn, self.label_table)
@@ -609,14 +604,8 @@ class PostgresSink:
         if not self.config.get("table"):
             raise ConfigError("table is required")
         self.conn = connect(self.config, opening.secrets, autocommit=True)  # transactions are explicit
-        try:
+        with closed_on_failure(self):
             self._prepare(extra)
-        except psycopg.Error as e:
-            self.close()
-            raise translated(e) from None
-        except BaseException:
-            self.close()
-            raise
 
     def _prepare(self, extra: list[str]) -> None:
         with self.conn.transaction():
@@ -746,21 +735,29 @@ class ConnectionProbe:
 
     def __init__(self, opening: Opening, source: bool):
         self.conn = connect(opening.config, opening.secrets, autocommit=True)
-        try:
+        with closed_on_failure(self):
             if source:
                 _source_table(self.conn, opening.config.get("table") or "")
                 if not self.conn.execute("SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user"
                                          ).fetchone()[0]:
                     raise ConfigError("the role needs REPLICATION (ALTER ROLE ... REPLICATION) to read changes")
-        except psycopg.Error as e:
-            self.close()
-            raise translated(e) from None
-        except BaseException:
-            self.close()
-            raise
 
     def close(self) -> None:
         self.conn.close()
+
+
+@contextmanager
+def closed_on_failure(client):
+    """A client being opened: whatever fails closes what it opened so far (a connection, a
+    snapshot's), a PostgreSQL error translated (Transient or ConfigError)."""
+    try:
+        yield
+    except psycopg.Error as e:
+        client.close()
+        raise translated(e) from None
+    except BaseException:
+        client.close()
+        raise
 
 
 def _opened(client, source: bool):
