@@ -12,11 +12,8 @@ Screenshot: tests/artifacts/coedit-add-delete.png."""
 import pytest
 from playwright.sync_api import expect
 
-from circuits import services
-from circuits.models import CircuitGrant
 from tests.browser.editor_steps import connect, drop_from_palette, node, rename_selected, select
-from tests.browser.user_steps import PASSWORD, log_in, pages, shot
-from tests.conftest import example
+from tests.browser.user_steps import big_orders_shared_with_bob, open_as, pages, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -55,17 +52,12 @@ def circuit_on(page):
 
 
 def test_one_wires_a_new_node_to_a_node_the_other_deletes_at_once(live_stack, make_user):
-    alice = make_user("alice", PASSWORD)
-    bob = make_user("bob", PASSWORD)
-    circuit = services.create_circuit(alice, "Big orders", "", "private", example("big_orders"))
-    CircuitGrant.objects.create(circuit=circuit, user=bob, can_edit=True)
+    circuit = big_orders_shared_with_bob(make_user)
     with pages(live_stack.base_url) as new_page:
         a, b = new_page(), new_page()
         alices_socket = HeldSocket(a)
         for page, who in ((a, "alice"), (b, "bob")):
-            log_in(page, who)
-            page.goto(f"/#/circuits/{circuit.id}")
-            expect(page.get_by_test_id("circuit-node")).to_have_count(3)
+            open_as(page, who, circuit)
         for page in (a, b):
             expect(page.get_by_test_id("presence").get_by_test_id("avatar")).to_have_count(1)
 

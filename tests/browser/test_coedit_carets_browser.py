@@ -13,11 +13,8 @@ Screenshots: tests/artifacts/coedit-sql-carets*.png."""
 import pytest
 from playwright.sync_api import expect
 
-from circuits import services
-from circuits.models import CircuitGrant
 from tests.browser.chromium import until
-from tests.browser.user_steps import PASSWORD, log_in, pages, shot
-from tests.conftest import example
+from tests.browser.user_steps import big_orders_shared_with_bob, open_as, pages, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -52,16 +49,11 @@ def drawn_where_typed(page, name, at) -> bool:
 
 
 def test_each_persons_caret_and_selection_show_in_the_others_sql_pane(live_stack, make_user):
-    alice = make_user("alice", PASSWORD)
-    bob = make_user("bob", PASSWORD)
-    circuit = services.create_circuit(alice, "Big orders", "", "private", example("big_orders"))
-    CircuitGrant.objects.create(circuit=circuit, user=bob, can_edit=True)
+    circuit = big_orders_shared_with_bob(make_user)
     with pages(live_stack.base_url) as new_page:
         a, b = new_page(), new_page()
         for page, who in ((a, "alice"), (b, "bob")):
-            log_in(page, who)
-            page.goto(f"/#/circuits/{circuit.id}")
-            expect(page.get_by_test_id("circuit-node")).to_have_count(3)
+            open_as(page, who, circuit)
             page.get_by_test_id("toggle-source").click()
         text = "CREATE TABLE orders (id BIGINT, amount BIGINT);\nCREATE VIEW big AS SELECT id FROM orders WHERE amount > 100;\n"
         a.get_by_test_id("source-text").fill(text)

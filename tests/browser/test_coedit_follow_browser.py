@@ -11,12 +11,9 @@ Screenshot: tests/artifacts/coedit-follow.png."""
 import pytest
 from playwright.sync_api import expect
 
-from circuits import services
-from circuits.models import CircuitGrant
 from tests.browser.chromium import until
 from tests.browser.editor_steps import _empty_canvas_point
-from tests.browser.user_steps import PASSWORD, log_in, pages, shot
-from tests.conftest import example
+from tests.browser.user_steps import big_orders_shared_with_bob, open_as, pages, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -46,16 +43,11 @@ def pan(page, dx, dy):
 
 
 def test_follow_someones_view_until_you_move_yours(live_stack, make_user):
-    alice = make_user("alice", PASSWORD)
-    bob = make_user("bob", PASSWORD)
-    circuit = services.create_circuit(alice, "Big orders", "", "private", example("big_orders"))
-    CircuitGrant.objects.create(circuit=circuit, user=bob)
+    circuit = big_orders_shared_with_bob(make_user, can_edit=False)
     with pages(live_stack.base_url) as new_page:
         a, b = new_page(), new_page()
         for page, who in ((a, "alice"), (b, "bob")):
-            log_in(page, who)
-            page.goto(f"/#/circuits/{circuit.id}")
-            expect(page.get_by_test_id("circuit-node")).to_have_count(3)
+            open_as(page, who, circuit)
 
         alices_avatar = b.locator('[data-testid="avatar"][data-name="alice"]')
         alices_avatar.click()

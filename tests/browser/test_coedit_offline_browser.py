@@ -16,13 +16,11 @@ import pycrdt
 import pytest
 from playwright.sync_api import expect
 
-from circuits import services
 from circuits.collab import store
-from circuits.models import Circuit, CircuitGrant
+from circuits.models import Circuit
 from tests.browser.chromium import until
 from tests.browser.editor_steps import drag_node, node, select
-from tests.browser.user_steps import PASSWORD, log_in, pages, shot
-from tests.conftest import example
+from tests.browser.user_steps import big_orders_shared_with_bob, log_in, pages, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -86,10 +84,7 @@ def open_circuit(page, circuit):
 
 
 def test_offline_edits_merge_on_reconnect_and_survive_closing_the_tab(live_stack, make_user):
-    alice = make_user("alice", PASSWORD)
-    bob = make_user("bob", PASSWORD)
-    circuit = services.create_circuit(alice, "Big orders", "", "private", example("big_orders"))
-    CircuitGrant.objects.create(circuit=circuit, user=bob, can_edit=True)
+    circuit = big_orders_shared_with_bob(make_user)
     with pages(live_stack.base_url) as new_page:
         a, b = new_page(), new_page()
         for page, who in ((a, "alice"), (b, "bob")):

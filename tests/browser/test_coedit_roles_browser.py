@@ -16,13 +16,11 @@ import pycrdt
 import pytest
 from playwright.sync_api import expect
 
-from circuits import services
 from circuits.collab import store
 from circuits.collab.consumer import ROLE_MESSAGE
-from circuits.models import Circuit, CircuitGrant
+from circuits.models import Circuit
 from tests.browser.chromium import until
-from tests.browser.user_steps import PASSWORD, log_in, pages, rest_client, shot
-from tests.conftest import example
+from tests.browser.user_steps import big_orders_shared_with_bob, open_as, pages, rest_client, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -64,19 +62,14 @@ class HeldRole:
 
 
 def test_a_lowered_grantee_turns_read_only_and_a_raised_one_writable_again(live_stack, make_user):
-    alice = make_user("alice", PASSWORD)
-    bob = make_user("bob", PASSWORD)
-    circuit = services.create_circuit(alice, "Big orders", "", "private", example("big_orders"))
-    CircuitGrant.objects.create(circuit=circuit, user=bob, can_edit=True)
+    circuit = big_orders_shared_with_bob(make_user)
     share = f"/api/circuits/{circuit.id}/share/"
-    owner = rest_client(live_stack.base_url, alice)
+    owner = rest_client(live_stack.base_url, circuit.owner)
     with pages(live_stack.base_url) as new_page:
         a, b = new_page(), new_page()
         bobs_socket = HeldRole(b)
         for page, who in ((a, "alice"), (b, "bob")):
-            log_in(page, who)
-            page.goto(f"/#/circuits/{circuit.id}")
-            expect(page.get_by_test_id("circuit-node")).to_have_count(3)
+            open_as(page, who, circuit)
             page.get_by_test_id("toggle-source").click()
         expect(b.get_by_test_id("read-only")).to_have_count(0)
         start = "CREATE TABLE t (a BIGINT);"

@@ -76,3 +76,23 @@ def shot(page, name):
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
+
+
+def big_orders_shared_with_bob(make_user, can_edit: bool = True):
+    """The co-editing tests' start: alice's Big orders, granted to bob (a writer, or with
+    `can_edit=False` a viewer)."""
+    from circuits import services
+    from circuits.models import CircuitGrant
+    from tests.conftest import example
+
+    alice, bob = make_user("alice", PASSWORD), make_user("bob", PASSWORD)
+    circuit = services.create_circuit(alice, "Big orders", "", "private", example("big_orders"))
+    CircuitGrant.objects.create(circuit=circuit, user=bob, can_edit=can_edit)
+    return circuit
+
+
+def open_as(page, username, circuit) -> None:
+    """Signed in as `username`, the circuit's page with its three nodes drawn."""
+    log_in(page, username)
+    page.goto(f"/#/circuits/{circuit.id}")
+    expect(page.get_by_test_id("circuit-node")).to_have_count(3)
