@@ -1027,6 +1027,8 @@ export interface components {
             weight: number;
         };
         Circuit: {
+            /** @description The requester may write comments: the owner or a user it is shared with (any grant). */
+            readonly can_comment: boolean;
             /** @description The requester may save versions and co-edit (owner or a can_edit grant). */
             readonly can_edit: boolean;
             /** @description The requester may start/stop runs and push. */
