@@ -12,7 +12,7 @@ function Marker({ node, count, onOpen }: { node: string; count: number; onOpen: 
     <button
       type="button"
       className="comment-marker nodrag nopan"
-      style={{ transform: `translate(${x + width - 12}px, ${y - 14}px)` }}
+      style={{ transform: `translate(${x + width - 12}px, ${y - 16}px)` }}
       data-testid="comment-marker"
       data-node={node}
       title={`${count} open comment thread${count === 1 ? '' : 's'} on ${node}`}
@@ -22,7 +22,10 @@ function Marker({ node, count, onOpen }: { node: string; count: number; onOpen: 
         onOpen(node);
       }}
     >
-      <span aria-hidden="true">💬</span> {count}
+      <svg width="12" height="12" viewBox="0 0 16 16" aria-hidden="true">
+        <path d="M2 2h12v9H7l-4 3v-3H2z" fill="currentColor" />
+      </svg>
+      <span className="comment-marker-count">{count}</span>
     </button>
   );
 }

@@ -83,8 +83,8 @@ function CommentItem({ thread, comment, me, comments }: { thread: Thread; commen
         <b>{comment.author}</b> <span className="muted">{formatTime(comment.created_at)}{comment.edited_at ? ' · edited' : ''}</span>
         {mine && !editing && (
           <span className="comment-own">
-            <button type="button" className="link" data-testid="comment-edit" onClick={() => setEditing(true)}>edit</button>
-            <button type="button" className="link" data-testid="comment-delete" onClick={() => window.confirm('Delete this comment?') && void comments.remove(thread.id, comment.id)}>delete</button>
+            <button type="button" className="inline-link" data-testid="comment-edit" onClick={() => setEditing(true)}>edit</button>
+            <button type="button" className="inline-link" data-testid="comment-delete" onClick={() => window.confirm('Delete this comment?') && void comments.remove(thread.id, comment.id)}>delete</button>
           </span>
         )}
       </div>
@@ -106,7 +106,7 @@ function ThreadCard({ thread, props, removed }: { thread: Thread; props: Comment
         {removed ? (
           <span className="thread-node removed" data-testid="thread-removed-node">on a removed node ({thread.node})</span>
         ) : (
-          <button type="button" className="link thread-node" onClick={() => props.onSelectNode(thread.node)} title="Select the node">
+          <button type="button" className="inline-link thread-node" onClick={() => props.onSelectNode(thread.node)} title="Select the node">
             {thread.node}
           </button>
         )}
@@ -141,8 +141,8 @@ export function CommentsPanel(props: CommentsPanelProps) {
     <aside className="comments-panel" data-testid="comments-panel" aria-label="Comments">
       <header className="comments-panel-head">
         <h2>{node === null ? 'Comments' : <>Comments on <code>{node}</code></>}</h2>
-        {node !== null && <button type="button" className="link" data-testid="comments-all" onClick={props.onShowAll}>all</button>}
-        <button type="button" className="link" data-testid="comments-close" onClick={props.onClose} aria-label="Close the comments">×</button>
+        {node !== null && <button type="button" className="inline-link" data-testid="comments-all" onClick={props.onShowAll}>all</button>}
+        <button type="button" className="inline-link" data-testid="comments-close" onClick={props.onClose} aria-label="Close the comments">×</button>
       </header>
       <ErrorText messages={comments.errors} testId="comments-error" />
       {composing !== null && canComment && (

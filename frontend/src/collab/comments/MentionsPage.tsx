@@ -43,7 +43,7 @@ export function MentionsPage() {
             <p className="comment-body">
               {splitMentions(m.body).map((p, i) => (p.mention ? <b key={i} className="mention">{p.text}</b> : <span key={i}>{p.text}</span>))}
             </p>
-            {!m.read && <button type="button" className="link" data-testid="mention-read" onClick={() => void read([m.id])}>mark read</button>}
+            {!m.read && <button type="button" className="inline-link" data-testid="mention-read" onClick={() => void read([m.id])}>mark read</button>}
           </li>
         ))}
       </ul>
