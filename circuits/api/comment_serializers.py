@@ -68,8 +68,12 @@ class MentionListSerializer(serializers.Serializer):
     results = MentionSerializer(many=True, help_text="Newest first, at most 200.")
 
 
+MAX_ID = 2**63 - 1
+
+
 class MarkReadSerializer(serializers.Serializer):
-    ids = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False, max_length=500)
+    # bounded like the ids they name (a 64-bit integer): a larger number was a 500 (the database's overflow)
+    ids = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID), required=False, max_length=500)
     all = serializers.BooleanField(required=False, default=False, help_text="Mark every mention of the requester read.")
 
     def validate(self, data):

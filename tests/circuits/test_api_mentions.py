@@ -62,7 +62,7 @@ def test_marking_someone_elses_mention_read_is_refused_naming_it(people, circuit
     response = client_for(people["carol"]).post("/api/mentions/read/", {"ids": [bobs]}, format="json")
     assert response.status_code == 400 and str(bobs) in response.json()["detail"]
     assert client_for(people["bob"]).get("/api/mentions/").json()["unread"] == 1
-    for body in ({}, {"ids": "1"}, {"ids": [0]}, {"all": "maybe"}, []):
+    for body in ({}, {"ids": "1"}, {"ids": [0]}, {"ids": [2**63]}, {"ids": [10**30]}, {"all": "maybe"}, []):
         assert client_for(people["bob"]).post("/api/mentions/read/", body, format="json").status_code == 400, body
 
 
