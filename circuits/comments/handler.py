@@ -118,11 +118,19 @@ def create_thread(circuit: Circuit, user, node, body) -> dict:
     return shown
 
 
+def _locked(thread: CommentThread) -> None:
+    """Hold the thread's row until the commit (a reply and the deletion of its thread's last
+    comment do not cross); a thread deleted meanwhile is not found."""
+    if not CommentThread.objects.select_for_update().filter(pk=thread.pk).exists():
+        raise ServiceError(f"Comment thread {thread.pk} was deleted.", 404, [{"field": "thread", "message": f"no thread {thread.pk}"}])
+
+
 @transaction.atomic
 def reply(thread: CommentThread, user, body) -> dict:
     require_participant(user, thread.circuit)
     body = clean_body(body)
     users = mentions.resolve(thread.circuit, body)
+    _locked(thread)
     comment = Comment.objects.create(thread=thread, author=user, body=body)
     mentioned = _mention(comment, users, user)
     shown = _fresh(thread.pk)
@@ -159,6 +167,7 @@ def delete_comment(comment: Comment, user) -> dict | None:
     """Delete one's comment; the thread goes with its last comment (None then)."""
     _require_author(user, comment)
     thread = comment.thread
+    _locked(thread)
     comment.delete()
     if not thread.comments.exists():
         circuit_id, thread_id = thread.circuit_id, thread.pk

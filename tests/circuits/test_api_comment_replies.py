@@ -97,3 +97,15 @@ def test_anonymous_cannot_reply_even_with_the_share_link(people, circuit, client
     anon.credentials(HTTP_X_SHARE_TOKEN=circuit.share_token)
     assert anon.get(threads_url(circuit)).status_code == 200
     assert anon.post(replies(circuit, thread), {"body": "hi"}, format="json").status_code == 403
+
+
+def test_a_reply_to_a_thread_deleted_meanwhile_is_not_found_and_stores_nothing(people, circuit, client_for):
+    """The thread was looked up, then its last comment deleted before the reply is written."""
+    from circuits.comments import handler
+    from circuits.services import ServiceError
+
+    thread = CommentThread.objects.get(pk=start(client_for(people["alice"]), circuit)["id"])
+    CommentThread.objects.filter(pk=thread.pk).delete()
+    with pytest.raises(ServiceError) as refused:
+        handler.reply(thread, people["bob"], "too late")
+    assert refused.value.status == 404 and counts()[:3] == (0, 0, 0)
