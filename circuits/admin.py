@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Circuit, CircuitGrant, CircuitVersion, Tag
+from .models import Circuit, CircuitGrant, CircuitVersion, Comment, CommentThread, Tag
 
 
 class VersionInline(admin.TabularInline):
@@ -30,3 +30,21 @@ class CircuitAdmin(admin.ModelAdmin):
 @admin.register(Tag)
 class TagAdmin(admin.ModelAdmin):
     search_fields = ["name"]
+
+
+class CommentInline(admin.TabularInline):
+    model = Comment
+    extra = 0
+    raw_id_fields = ["author"]
+    readonly_fields = ["created_at", "edited_at"]
+
+
+@admin.register(CommentThread)
+class CommentThreadAdmin(admin.ModelAdmin):
+    """Comment threads pinned to nodes (moderation: an admin may delete a thread or a comment)."""
+
+    list_display = ["id", "circuit", "node", "created_by", "created_at", "resolved_at"]
+    list_filter = ["resolved_at"]
+    search_fields = ["circuit__name", "node", "comments__body"]
+    raw_id_fields = ["circuit", "created_by", "resolved_by", "reopened_by"]
+    inlines = [CommentInline]

@@ -139,3 +139,55 @@ class SharedDocumentUpdate(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+
+class CommentThread(models.Model):
+    """A discussion pinned to one node of a circuit (docs/collaboration.md, "Comments").
+    It belongs to the circuit and the node's id, not to a version: it stays on the node as
+    versions are saved, and forks do not copy it. A thread whose node is gone from the
+    document is kept ("on a removed node") and shows on the node again if the id comes back."""
+
+    circuit = models.ForeignKey(Circuit, on_delete=models.CASCADE, related_name="comment_threads")
+    node = models.CharField(max_length=200)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="comment_threads")
+    created_at = models.DateTimeField(auto_now_add=True)
+    #: set while the thread is resolved (None: open)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    #: the last time it was reopened, and by whom (None: never)
+    reopened_at = models.DateTimeField(null=True, blank=True)
+    reopened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["circuit", "created_at", "id"]
+        indexes = [models.Index(fields=["circuit", "node"], name="thread_circuit_node")]
+
+    def __str__(self) -> str:
+        return f"thread {self.pk} on {self.circuit_id}/{self.node}"
+
+
+class Comment(models.Model):
+    """One message of a thread; only its author edits or deletes it."""
+
+    thread = models.ForeignKey(CommentThread, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="comments")
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    #: the last edit (None: never edited)
+    edited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["thread", "created_at", "id"]
+
+
+class Mention(models.Model):
+    """`@username` in a comment, resolved to a user who may read the circuit; read or not."""
+
+    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, related_name="mentions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mentions")
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-comment__created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["comment", "user"], name="unique_mention")]
+        indexes = [models.Index(fields=["user", "read_at"], name="mention_user_read")]

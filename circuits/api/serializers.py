@@ -59,11 +59,13 @@ class CircuitSerializer(serializers.ModelSerializer):
     can_edit = serializers.SerializerMethodField(help_text="The requester may save versions and co-edit (owner or a can_edit grant).")
     is_owner = serializers.SerializerMethodField(help_text="The requester owns the circuit (rename, delete, share settings).")
     can_operate = serializers.SerializerMethodField(help_text="The requester may start/stop runs and push.")
+    can_comment = serializers.SerializerMethodField(
+        help_text="The requester may write comments: the owner or a user it is shared with (any grant).")
 
     class Meta:
         model = Circuit
         fields = ["id", "name", "description", "owner", "visibility", "tags", "forked_from", "latest_version", "document",
-                  "can_edit", "is_owner", "can_operate", "created_at", "updated_at"]
+                  "can_edit", "is_owner", "can_operate", "can_comment", "created_at", "updated_at"]
         read_only_fields = ["id", "owner", "latest_version", "forked_from", "created_at", "updated_at"]
 
     def _user(self):
@@ -74,8 +76,8 @@ class CircuitSerializer(serializers.ModelSerializer):
         user = self._user()
         return bool(user) and access.is_owner(user, circuit)
 
-    def _granted(self, circuit, right: str) -> bool:
-        """The owner, or a grantee with `right` (can_edit, can_operate): one query per response."""
+    def _granted(self, circuit, right: str | None) -> bool:
+        """The owner, or a grantee with `right` (can_edit, can_operate; None: any grant): one query per response."""
         user = self._user()
         if not user or not user.is_authenticated:
             return False
@@ -83,7 +85,8 @@ class CircuitSerializer(serializers.ModelSerializer):
             return True
         key = f"_{right}_ids"
         if key not in self.context:
-            self.context[key] = set(CircuitGrant.objects.filter(user=user, **{right: True}).values_list("circuit_id", flat=True))
+            rights = {right: True} if right else {}
+            self.context[key] = set(CircuitGrant.objects.filter(user=user, **rights).values_list("circuit_id", flat=True))
         return circuit.pk in self.context[key]
 
     def get_can_edit(self, circuit) -> bool:
@@ -91,6 +94,9 @@ class CircuitSerializer(serializers.ModelSerializer):
 
     def get_can_operate(self, circuit) -> bool:
         return self._granted(circuit, "can_operate")
+
+    def get_can_comment(self, circuit) -> bool:
+        return self._granted(circuit, None)  # circuits/comments/handler.py: is_participant
 
 
 class NewVersionSerializer(serializers.Serializer):

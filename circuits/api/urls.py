@@ -5,7 +5,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from . import auth, frontends, not_found, sharing, versions, views
+from . import auth, comments, frontends, not_found, sharing, versions, views
 
 router = DefaultRouter(trailing_slash=True)
 router.register("circuits", views.CircuitViewSet, basename="circuit")
@@ -23,6 +23,14 @@ urlpatterns = [
     path("circuits/<int:pk>/fork/", sharing.ForkView.as_view(), name="circuit-fork"),
     path("circuits/<int:pk>/share/", sharing.ShareSettingsView.as_view(), name="circuit-share"),
     path("circuits/<int:pk>/share/revoke/", sharing.ShareRevokeView.as_view(), name="circuit-share-revoke"),
+    path("circuits/<int:pk>/threads/", comments.ThreadListView.as_view(), name="circuit-threads"),
+    path("circuits/<int:pk>/threads/<int:thread>/", comments.ThreadView.as_view(), name="circuit-thread"),
+    path("circuits/<int:pk>/threads/<int:thread>/comments/", comments.ReplyView.as_view(), name="circuit-thread-reply"),
+    path("circuits/<int:pk>/threads/<int:thread>/comments/<int:comment>/", comments.CommentView.as_view(), name="circuit-comment"),
+    path("circuits/<int:pk>/threads/<int:thread>/resolve/", comments.ResolveView.as_view(), name="circuit-thread-resolve"),
+    path("circuits/<int:pk>/threads/<int:thread>/reopen/", comments.ReopenView.as_view(), name="circuit-thread-reopen"),
+    path("mentions/", comments.MentionListView.as_view(), name="mentions"),
+    path("mentions/read/", comments.MentionReadView.as_view(), name="mentions-read"),
     path("shared/<str:token>/", sharing.SharedCircuitView.as_view(), name="shared-circuit"),
     path("validate/", views.ValidateView.as_view(), name="validate"),
     path("plan/", views.PlanView.as_view(), name="plan"),

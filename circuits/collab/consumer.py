@@ -49,6 +49,11 @@ _EMPTY_UPDATE = b"\x00\x00"
 ROLE_MESSAGE = 100
 
 
+# dbspweb's own message type: a comment thread changed (circuits/comments/live.py): the type
+# byte, then the event as JSON text (docs/collaboration.md, "Comments").
+COMMENT_MESSAGE = 101
+
+
 def role_message(role: str) -> bytes:
     return bytes([ROLE_MESSAGE]) + role.encode()
 
@@ -174,6 +179,10 @@ class CircuitDocConsumer(YjsConsumer):
         if message[0] == YMessageType.SYNC:
             handle_sync_message(message[1:], self.ydoc)
         await self.send(bytes_data=message)
+
+    async def doc_comment(self, event) -> None:
+        """A comment thread changed (circuits/comments/live.py): to this client as it is."""
+        await self.send(bytes_data=bytes([COMMENT_MESSAGE]) + event["payload"])
 
     async def doc_hello(self, event) -> None:
         if event["channel"] != self.channel_name and self.presence is not None:

@@ -13,6 +13,8 @@ const RunView = lazy(() => import('./components/RunView').then((m) => ({ default
 import { mayLeave, pendingLoss } from './leaveGuard';
 import { parseRoute, runsHref, type Route } from './route';
 import { RunsPage } from './components/RunsPage';
+import { MentionsBadge } from './collab/comments/MentionsBadge';
+import { MentionsPage } from './collab/comments/MentionsPage';
 
 type Auth =
   | { state: 'loading' }
@@ -92,6 +94,7 @@ export function App() {
             <a href={runsHref} className="nav-link" data-testid="nav-runs">
               My runs
             </a>
+            <MentionsBadge />
             <span data-testid="current-user">{auth.username}</span>
             <button className="link" data-testid="logout" onClick={logout}>
               Log out
@@ -127,7 +130,7 @@ function Page({ route, username }: { route: Route; username: string }) {
     case 'circuits':
       return <CircuitList username={username} />;
     case 'circuit':
-      return <CircuitPage key={route.id} circuitId={route.id} username={username} />;
+      return <CircuitPage key={route.id} circuitId={route.id} username={username} thread={route.thread} />;
     case 'newCircuit':
       return <CircuitPage key="new" circuitId={null} username={username} />;
     case 'shared':
@@ -142,6 +145,8 @@ function Page({ route, username }: { route: Route; username: string }) {
       return <RunView key={route.id} runId={route.id} />;
     case 'runs':
       return <RunsPage />;
+    case 'mentions':
+      return <MentionsPage />;
     case 'notFound':
       return (
         <p className="muted">

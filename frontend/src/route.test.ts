@@ -26,3 +26,11 @@ describe('parseRoute (editor pages)', () => {
     expect(parseRoute('#/circuits/3', '/shared/tok')).toEqual({ page: 'circuit', id: 3 });
   });
 });
+
+describe('parseRoute (comments)', () => {
+  it('opens a comment thread on its circuit, and the mentions page', () => {
+    expect(parseRoute('#/circuits/4/threads/17')).toEqual({ page: 'circuit', id: 4, thread: 17 });
+    expect(parseRoute('#/mentions')).toEqual({ page: 'mentions' });
+    expect(parseRoute('#/circuits/4/threads/x')).toEqual({ page: 'notFound', path: '/circuits/4/threads/x' });
+  });
+});

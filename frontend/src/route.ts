@@ -1,10 +1,11 @@
-// Hash routes: #/, #/circuits/<id>, #/circuits/new, #/runs (all of a user's runs), #/runs/<id>, #/signup, #/shared/<token>.
+// Hash routes: #/, #/circuits/<id>, #/circuits/<id>/threads/<thread> (a comment thread opened), #/circuits/new, #/mentions, #/runs (all of a user's runs), #/runs/<id>, #/signup, #/shared/<token>.
 // Shared links and sign-up also work as paths (/shared/<token>, /signup), which Django
 // serves with the same page.
 
 export type Route =
   | { page: 'circuits' }
-  | { page: 'circuit'; id: number }
+  | { page: 'circuit'; id: number; thread?: number }
+  | { page: 'mentions' }
   | { page: 'newCircuit' }
   | { page: 'run'; id: number }
   | { page: 'runs' }
@@ -18,6 +19,9 @@ export function parseRoute(hash: string, pathname = '/'): Route {
   if (/^\/circuits\/new\/?$/.test(path)) return { page: 'newCircuit' };
   if (/^\/signup\/?$/.test(path)) return { page: 'signup' };
   if (/^\/runs\/?$/.test(path)) return { page: 'runs' };
+  if (/^\/mentions\/?$/.test(path)) return { page: 'mentions' };
+  const thread = /^\/circuits\/(\d+)\/threads\/(\d+)\/?$/.exec(path);
+  if (thread) return { page: 'circuit', id: Number(thread[1]), thread: Number(thread[2]) };
   const shared = /^\/shared\/([A-Za-z0-9_-]+)\/?$/.exec(path);
   if (shared) return { page: 'shared', token: shared[1]! };
   const match = /^\/(circuits|runs)\/(\d+)\/?$/.exec(path);
@@ -32,6 +36,8 @@ export const circuitHref = (id: number) => `#/circuits/${id}`;
 export const newCircuitHref = '#/circuits/new';
 export const runHref = (id: number) => `#/runs/${id}`;
 export const runsHref = '#/runs';
+export const mentionsHref = '#/mentions';
+export const threadHref = (circuit: number, thread: number) => `#/circuits/${circuit}/threads/${thread}`;
 export const signupHref = '#/signup';
 export const sharedHref = (token: string) => `#/shared/${token}`;
 

@@ -2,7 +2,7 @@
 import pytest
 from django.test import Client
 
-from circuits.models import CircuitGrant
+from circuits.models import CircuitGrant, Comment, CommentThread
 from runs.models import Push, Run
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,11 @@ def test_admin_pages_render(make_user, circuit_of, django_user_model):
     assert log.status_code == 200 and b"k-9" in log.content
     assert browser.get(f"/admin/runs/push/{push.pk}/change/").status_code == 200
     assert browser.get("/admin/runs/push/add/").status_code == 403  # the log is append-only
-    for listing in ("circuits/circuit", "runs/run", "circuits/tag", "runs/tickoutput"):
+    thread = CommentThread.objects.create(circuit=circuit, node="big", created_by=owner)
+    Comment.objects.create(thread=thread, author=owner, body="why 100?")
+    thread_page = browser.get(f"/admin/circuits/commentthread/{thread.pk}/change/")
+    assert thread_page.status_code == 200 and b"why 100?" in thread_page.content
+    for listing in ("circuits/circuit", "runs/run", "circuits/tag", "runs/tickoutput", "circuits/commentthread"):
         assert browser.get(f"/admin/{listing}/").status_code == 200
     # Links from before runs had their own app lead to the same pages.
     old = browser.get(f"/admin/circuits/run/{run.pk}/change/", follow=True)

@@ -12,7 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from circuits import services
-from circuits.models import CircuitGrant
+from circuits.models import CircuitGrant, Comment, CommentThread
 from connectors.models import Connector
 from runs.models import Explanation, Push, Run, Verification
 from tests.conftest import example
@@ -46,6 +46,14 @@ SHARE_READ = {**EDIT, "anon": (404, 404, 403), "anon+token": (404, 403, 403)}
 FORK = {**READ, "anon": (403, 403, 403), "anon+token": (403, 403, 403)}
 # Resolving a share link: the token is the credential, whoever asks.
 SHARE_LINK = {actor: (404, OK, OK) for actor in ACTORS}
+# Commenting (starting a thread, replying): the owner and every grantee, read-only ones
+# too (as Figma viewers comment); a reader of a public circuit or a share-link holder
+# reads the threads but does not write (circuits/comments/handler.py).
+COMMENT = {**EDIT, "editor": (OK, OK, OK), "operator": (OK, OK, OK), "viewer": (OK, OK, OK)}
+# Editing or deleting a comment: its author only (the world's comments are the owner's).
+AUTHOR = EDIT
+# Resolving / reopening a thread: a writer (owner, can_edit) or the thread's author (the owner here).
+RESOLVE = SAVE
 # Endpoints that do not depend on a circuit.
 ANYONE = {actor: (OK, OK, OK) for actor in ACTORS}
 LOGGED_IN = {**ANYONE, "anon": (403, 403, 403), "anon+token": (403, 403, 403)}
@@ -60,7 +68,7 @@ ORDER = {"insert": {"id": 1, "customer": "ada", "amount": 250}}
 class Endpoint:
     name: str
     method: str
-    path: str  # placeholders: {circuit} {run} {token} {verification} {explanation}
+    path: str  # placeholders: {circuit} {run} {token} {verification} {explanation} {thread} {comment}
     success: int
     rule: dict
     body: object = None
@@ -82,6 +90,17 @@ ENDPOINTS = [
     Endpoint("share settings", "GET", "/api/circuits/{circuit}/share/", 200, SHARE_READ),
     Endpoint("share settings patch", "PATCH", "/api/circuits/{circuit}/share/", 200, EDIT, {"visibility": "public"}),
     Endpoint("share revoke", "POST", "/api/circuits/{circuit}/share/revoke/", 200, EDIT),
+    Endpoint("comment threads", "GET", "/api/circuits/{circuit}/threads/", 200, READ),
+    Endpoint("comment thread create", "POST", "/api/circuits/{circuit}/threads/", 201, COMMENT, {"node": "orders", "body": "why?"}),
+    Endpoint("comment thread", "GET", "/api/circuits/{circuit}/threads/{thread}/", 200, READ),
+    Endpoint("comment reply", "POST", "/api/circuits/{circuit}/threads/{thread}/comments/", 201, COMMENT, {"body": "because"}),
+    Endpoint("comment edit", "PATCH", "/api/circuits/{circuit}/threads/{thread}/comments/{comment}/", 200, AUTHOR, {"body": "edited"}),
+    Endpoint("comment delete", "DELETE", "/api/circuits/{circuit}/threads/{thread}/comments/{comment}/", 204, AUTHOR),
+    Endpoint("thread resolve", "POST", "/api/circuits/{circuit}/threads/{thread}/resolve/", 200, RESOLVE),
+    # the world's threads are open: an allowed reopen answers 200, nothing to change
+    Endpoint("thread reopen", "POST", "/api/circuits/{circuit}/threads/{thread}/reopen/", 200, RESOLVE),
+    Endpoint("my mentions", "GET", "/api/mentions/", 200, LOGGED_IN),
+    Endpoint("mentions read", "POST", "/api/mentions/read/", 200, LOGGED_IN, {"all": True}),
     Endpoint("share link", "GET", "/api/shared/{token}/", 200, SHARE_LINK),
     Endpoint("run list", "GET", "/api/circuits/{circuit}/runs/", 200, READ),
     Endpoint("run start", "POST", "/api/circuits/{circuit}/runs/", 201, OPERATE),
@@ -149,6 +168,8 @@ def world(make_user):
                                  config={"path": "/nonexistent/dbspweb-matrix", "on_error": "dead_letter"})
         Verification.objects.create(run=run, tick=0)
         Explanation.objects.create(run=run, params={"view": "big_orders", "tick": 0})
+        thread = CommentThread.objects.create(circuit=circuit, node="orders", created_by=owner)
+        Comment.objects.create(thread=thread, author=owner, body="first")
         circuits[visibility] = (circuit, run)
     return {"users": {"owner": owner, "editor": editor, "operator": operator, "viewer": viewer, "other": other}, "circuits": circuits}
 
@@ -166,8 +187,10 @@ def client(world, actor: str, circuit) -> APIClient:
 def call(api, endpoint: Endpoint, circuit, run):
     verification = run.verifications.values_list("pk", flat=True).first()
     explanation = run.explanations.values_list("pk", flat=True).first()
+    thread = circuit.comment_threads.first()
+    comment = thread.comments.first()
     fill = lambda s: s.format(circuit=circuit.pk, run=run.pk, token=circuit.share_token,  # noqa: E731
-                              verification=verification, explanation=explanation)
+                              verification=verification, explanation=explanation, thread=thread.pk, comment=comment.pk)
     path = fill(endpoint.path)
     if endpoint.params:
         from urllib.parse import urlencode
@@ -211,5 +234,5 @@ def test_every_api_route_has_a_row():
 
     routes = set(names(get_resolver())) - NOT_IN_MATRIX
     assert {"circuit-detail", "run-push", "circuit-share"} <= routes
-    covered = {resolve(e.path.format(circuit=1, run=1, token="t", verification=1, explanation=1)).url_name for e in ENDPOINTS}
+    covered = {resolve(e.path.format(circuit=1, run=1, token="t", verification=1, explanation=1, thread=1, comment=1)).url_name for e in ENDPOINTS}
     assert not routes - covered, f"add rows to ENDPOINTS for: {sorted(routes - covered)}"

@@ -209,6 +209,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/circuits/{id}/threads/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The circuit's comment threads (oldest first); POST starts one on a node. */
+        get: operations["circuits_threads_list"];
+        put?: never;
+        /** @description The circuit's comment threads (oldest first); POST starts one on a node. */
+        post: operations["circuits_threads_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/circuits/{id}/threads/{thread}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["circuits_threads_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/circuits/{id}/threads/{thread}/comments/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Reply to a thread (replying to a resolved thread leaves it resolved). */
+        post: operations["circuits_threads_comments_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/circuits/{id}/threads/{thread}/comments/{comment}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Edit (PATCH) or delete one's own comment. Deleting a thread's last comment deletes the thread. */
+        delete: operations["circuits_threads_comments_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Edit (PATCH) or delete one's own comment. Deleting a thread's last comment deletes the thread. */
+        patch: operations["circuits_threads_comments_partial_update"];
+        trace?: never;
+    };
+    "/api/circuits/{id}/threads/{thread}/reopen/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Reopen a resolved thread (a writer of the circuit, or the thread's author). */
+        post: operations["circuits_threads_reopen_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/circuits/{id}/threads/{thread}/resolve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Resolve the thread (a writer of the circuit, or the thread's author). */
+        post: operations["circuits_threads_resolve_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/circuits/{id}/versions/": {
         parameters: {
             query?: never;
@@ -322,6 +425,40 @@ export interface paths {
         get: operations["health_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mentions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Comments that mention the requester, on circuits they can still read (newest first). */
+        get: operations["mentions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mentions/read/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Mark some (`ids`) or all (`all: true`) of the requester's mentions read. */
+        post: operations["mentions_read_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -890,6 +1027,8 @@ export interface components {
             weight: number;
         };
         Circuit: {
+            /** @description The requester may write comments: the owner or a user it is shared with (any grant). */
+            readonly can_comment: boolean;
             /** @description The requester may save versions and co-edit (owner or a can_edit grant). */
             readonly can_edit: boolean;
             /** @description The requester may start/stop runs and push. */
@@ -918,6 +1057,21 @@ export interface components {
             tags?: string[];
             /** @default private */
             visibility: components["schemas"]["VisibilityEnum"];
+        };
+        Comment: {
+            author: string;
+            body: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            edited_at: string | null;
+            id: number;
+            /** @description Usernames this comment mentions (not its author). */
+            mentions: string[];
+        };
+        CommentBodyRequest: {
+            /** @description `@username` mentions a user who can read the circuit. */
+            body: string;
         };
         CompiledSource: {
             /** @description the circuit document; null when the text was refused */
@@ -1358,9 +1512,39 @@ export interface components {
         LoggedIn: {
             username: string;
         };
+        MarkReadRequest: {
+            /**
+             * @description Mark every mention of the requester read.
+             * @default false
+             */
+            all: boolean;
+            ids?: number[];
+        };
         Me: {
             authenticated: boolean;
             username: string | null;
+        };
+        Mention: {
+            author: string;
+            body: string;
+            circuit: number;
+            circuit_name: string;
+            comment: number;
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            node: string;
+            read: boolean;
+            /** Format: date-time */
+            read_at: string | null;
+            resolved: boolean;
+            thread: number;
+        };
+        MentionList: {
+            /** @description Newest first, at most 200. */
+            results: components["schemas"]["Mention"][];
+            /** @description How many mentions of the requester are unread (whatever `state` lists). */
+            unread: number;
         };
         /**
          * @description * `ms` - ms
@@ -1371,6 +1555,12 @@ export interface components {
          * @enum {string}
          */
         MetricEnum: "ms" | "rows_in" | "rows_out" | "state_rows" | "spark_jobs";
+        NewThreadRequest: {
+            /** @description The first comment; `@username` mentions a user who can read the circuit. */
+            body: string;
+            /** @description The id of a node of the circuit (its shared document or latest version). */
+            node: string;
+        };
         NewVersionRequest: {
             document: unknown;
             /**
@@ -1533,6 +1723,10 @@ export interface components {
             tags?: string[];
             /** @default private */
             visibility: components["schemas"]["VisibilityEnum"];
+        };
+        PatchedCommentBodyRequest: {
+            /** @description `@username` mentions a user who can read the circuit. */
+            body?: string;
         };
         /** @description PATCH /api/circuits/<id>/share/: `visibility` and/or `grants`. */
         PatchedShareSettingsUpdateRequest: {
@@ -1901,6 +2095,23 @@ export interface components {
         };
         SqlSourceRequest: {
             text: string;
+        };
+        Thread: {
+            circuit: number;
+            comments: components["schemas"]["Comment"][];
+            /** Format: date-time */
+            created_at: string;
+            created_by: string;
+            id: number;
+            /** @description The node's id; the node may be gone from the document (the thread is kept). */
+            node: string;
+            /** Format: date-time */
+            reopened_at: string | null;
+            reopened_by: string | null;
+            resolved: boolean;
+            /** Format: date-time */
+            resolved_at: string | null;
+            resolved_by: string | null;
         };
         TickDeltas: {
             frontier: {
@@ -3282,6 +3493,584 @@ export interface operations {
             };
         };
     };
+    circuits_threads_list: {
+        parameters: {
+            query?: {
+                /** @description Only the threads on this node id. */
+                node?: string;
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+                /** @description open, resolved or all (default). */
+                state?: "all" | "open" | "resolved";
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"][];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    circuits_threads_create: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewThreadRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["NewThreadRequest"];
+                "multipart/form-data": components["schemas"]["NewThreadRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    circuits_threads_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                thread: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    circuits_threads_comments_create: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                thread: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommentBodyRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["CommentBodyRequest"];
+                "multipart/form-data": components["schemas"]["CommentBodyRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    circuits_threads_comments_destroy: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                comment: number;
+                id: number;
+                thread: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    circuits_threads_comments_partial_update: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                comment: number;
+                id: number;
+                thread: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedCommentBodyRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedCommentBodyRequest"];
+                "multipart/form-data": components["schemas"]["PatchedCommentBodyRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    circuits_threads_reopen_create: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                thread: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    circuits_threads_resolve_create: {
+        parameters: {
+            query?: {
+                /** @description Share token of an unlisted circuit, as a query parameter (same as X-Share-Token). */
+                share?: string;
+            };
+            header?: {
+                /** @description Share token of an unlisted circuit (read access). */
+                "X-Share-Token"?: string;
+            };
+            path: {
+                id: number;
+                thread: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     circuits_versions_list: {
         parameters: {
             query?: {
@@ -3811,6 +4600,134 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    mentions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description unread, read or all (default). */
+                state?: "all" | "read" | "unread";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MentionList"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mentions_read_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MarkReadRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["MarkReadRequest"];
+                "multipart/form-data": components["schemas"]["MarkReadRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MentionList"];
+                };
+            };
+            /** @description Bad input: `errors` names each node/port/param or row/field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (not logged in, or not the owner / not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the requester (private circuits answer 404, never 403). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is over its byte limit (DBSPWEB_MAX_BODY_BYTES, or DBSPWEB_MAX_DOCUMENT_BYTES for documents). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (a throttle of circuits/api/throttles.py); `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -23,6 +23,7 @@ import type { DocumentHistory } from '../editor/useDocumentHistory';
 import { ownUndo, parts, readDocument, same, titleOf, writeDocument } from './circuitDoc';
 import type { TextCaret } from './SourceCarets';
 import type { SharedText } from './textBinding';
+import { COMMENT_EVENT } from './comments/threads';
 
 /** A canvas view: its centre in the canvas's coordinates, and its zoom. */
 export interface View {
@@ -48,6 +49,8 @@ export type Role = 'writer' | 'viewer';
 
 /** dbspweb's message type beside y-protocols' 0-3: the socket's role (circuits/collab/consumer.py). */
 export const ROLE_MESSAGE = 100;
+/** dbspweb's message type: a comment thread changed (JSON; collab/comments/threads.ts reads it). */
+export const COMMENT_MESSAGE = 101;
 
 export interface SharedDocument {
   /** What the server says this page may do (null until the socket said). */
@@ -152,6 +155,11 @@ export function useSharedDocument(
       // A viewer's copy may hold what the server dropped: never keep or send it again.
       if (told === 'viewer' && kept) void kept.clearData();
       setRole(told); // a role other than this session's starts a new one
+    };
+    provider.messageHandlers[COMMENT_MESSAGE] = (_encoder, decoder) => {
+      const text = new TextDecoder().decode(decoder.arr.subarray(decoder.pos));
+      decoder.pos = decoder.arr.length;
+      window.dispatchEvent(new CustomEvent(COMMENT_EVENT, { detail: { circuit: circuitId, text } }));
     };
     provider.on('closed', ({ code }) => {
       if (code === 4403 && kept) void kept.clearData(); // access ended: nothing of it stays here

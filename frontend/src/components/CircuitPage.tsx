@@ -9,6 +9,7 @@ import { emptyDocument, parseClipboard, type Doc } from '../editor/model';
 import { useDocumentHistory } from '../editor/useDocumentHistory';
 import { Avatars } from '../collab/Presence';
 import { useSharedDocument } from '../collab/useSharedDocument';
+import { useCommentsPane } from '../collab/comments/CommentsPane';
 import { formatTime } from '../format';
 import { setLeaveGuard } from '../leaveGuard';
 import { circuitHref, navigate, runHref } from '../route';
@@ -24,9 +25,11 @@ interface Props {
   /** null: a new, unsaved circuit. */
   circuitId: number | null;
   username: string | null;
+  /** A comment thread to open (a mention's link). */
+  thread?: number;
 }
 
-export function CircuitPage({ circuitId, username }: Props) {
+export function CircuitPage({ circuitId, username, thread }: Props) {
   const [circuit, setCircuit] = useState<EditorCircuit | null>(null);
   const [runs, setRuns] = useState<Run[] | null>(null);
   const [errors, setErrors] = useState<string[]>([]);
@@ -53,6 +56,7 @@ export function CircuitPage({ circuitId, username }: Props) {
     <CircuitWorkspace
       circuit={circuit}
       username={username}
+      thread={thread}
       runs={runs ?? []}
       readOnly={circuit !== null && !circuit.can_edit}
       signedIn={username !== null}
@@ -85,8 +89,10 @@ export function CircuitWorkspace({
   onRunStopped,
   shareToken,
   username = null,
+  thread,
 }: {
   username?: string | null;
+  thread?: number;
   circuit: EditorCircuit | null;
   runs: Run[];
   readOnly: boolean;
@@ -128,6 +134,13 @@ export function CircuitWorkspace({
   const stopFollowing = useCallback(() => setFollowing(null), []);
   const [selectNodes, setSelectNodes] = useState<{ ids: string[] } | undefined>(undefined);
   const [compiles, setCompiles] = useState(0);
+  const [showComments, setShowComments] = useState(false);
+  const comments = useCommentsPane({
+    circuitId: circuit?.id ?? null, me: username, share: shareToken, doc: state.doc, canComment: !!circuit?.can_comment && username !== null,
+    canEdit: !viewing && !!circuit?.can_edit, selectedIds, thread, onSelectNode: (id) => setSelectNodes({ ids: [id] }),
+    open: showComments && !showPlan && !showSource,
+    setOpen: (open) => { setShowComments(open); if (open) { setShowPlan(false); setShowSource(false); } },
+  });
   const [showHistory, setShowHistory] = useState(false);
   const [sharing, setSharing] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -383,12 +396,13 @@ export function CircuitWorkspace({
               <input ref={fileInput} type="file" accept=".json,application/json" hidden data-testid="import-file" onChange={(e) => void importFile(e)} />
             </>
           )}
-          <button type="button" data-testid="toggle-plan" aria-pressed={showPlan} onClick={() => { setShowPlan((s) => !s); setShowSource(false); }}>
+          <button type="button" data-testid="toggle-plan" aria-pressed={showPlan} onClick={() => { setShowPlan((s) => !s); setShowSource(false); setShowComments(false); }}>
             {showPlan ? 'Hide plan' : 'Compiled plan'}
           </button>
-          <button type="button" data-testid="toggle-source" aria-pressed={showSource} onClick={() => { setShowSource((s) => !s); setShowPlan(false); }}>
+          <button type="button" data-testid="toggle-source" aria-pressed={showSource} onClick={() => { setShowSource((s) => !s); setShowPlan(false); setShowComments(false); }}>
             {showSource ? 'Hide SQL / Datalog' : 'SQL / Datalog'}
           </button>
+          {comments.actions}
           {circuit && (
             <button type="button" data-testid="toggle-history" aria-pressed={showHistory} onClick={() => setShowHistory((s) => !s)}>
               History
@@ -415,7 +429,7 @@ export function CircuitWorkspace({
 
       {/* The compiled plan sits beside the circuit; the editor keeps its place in the tree
           (first child) so toggling the plan does not remount it. */}
-      <div className={`circuit-split ${showPlan ? 'with-plan' : ''} ${showSource ? 'with-source' : ''}`} data-testid="circuit-split">
+      <div className={`circuit-split ${showPlan ? 'with-plan' : ''} ${showSource ? 'with-source' : ''} ${comments.panel ? 'with-comments' : ''}`} data-testid="circuit-split">
         <div className="circuit-split-editor">
           <CircuitEditor
             state={state}
@@ -424,6 +438,7 @@ export function CircuitWorkspace({
             selectNodes={selectNodes}
             onSelectionChange={setSelectedIds}
             presence={shared.state ? { ...shared, followed, stopFollowing } : undefined}
+            overlay={comments.overlay}
           />
         </div>
         {showPlan && (
@@ -431,6 +446,7 @@ export function CircuitWorkspace({
             <PlanPane doc={state.doc} />
           </Suspense>
         )}
+        {comments.panel}
         {showSource && <SourcePane state={state} readOnly={readOnly} sharedText={shared.state ? shared.sourceText : null} carets={shared.sourceCarets} onCaret={shared.setSourceCaret} selected={selectedIds} onSelect={(ids) => setSelectNodes({ ids })} onCompiled={() => setCompiles((n) => n + 1)} />}
       </div>
       {showHistory && circuit && (

@@ -2,7 +2,7 @@
 // through the document history (undo/redo); the engine's validation runs debounced on
 // every change and marks nodes, edges and form fields.
 
-import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type ReactNode } from 'react';
 import {
   Background,
   Controls,
@@ -84,6 +84,8 @@ export interface CircuitEditorProps {
     followed: Peer | null;
     stopFollowing: () => void;
   };
+  /** Drawn inside the canvas, in its coordinates (the comment markers). */
+  overlay?: ReactNode;
 }
 
 export function CircuitEditor(props: CircuitEditorProps) {
@@ -106,7 +108,7 @@ function isTyping(target: EventTarget | null): boolean {
   return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
 }
 
-function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNodes, onSelectionChange, presence }: CircuitEditorProps) {
+function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNodes, onSelectionChange, presence, overlay }: CircuitEditorProps) {
   const { doc, apply } = state;
   const { catalog, error: catalogError } = useCatalog();
   const flowApi = useReactFlow();
@@ -751,6 +753,7 @@ function EditorInner({ state, readOnly = false, onValidation, refitOn, selectNod
               <Controls showInteractive={false} />
               <MiniMap pannable zoomable style={MINIMAP} />
               {presence && <PresenceLayer peers={presence.peers} />}
+              {overlay}
               {presence && <ViewSharing setView={presence.setView} followed={presence.followed} onStop={presence.stopFollowing} />}
             </ReactFlow>
           </CanvasContext.Provider>
