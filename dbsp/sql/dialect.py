@@ -10,7 +10,10 @@ the side) and Snowflake's `MATCH_CONDITION (cmp)` into `exp.Join`'s `method` and
 hooks (no text rewriting, so every position stays sqlglot's own):
 - `MATCH_CONDITION` is a keyword of the tokenizer (it is one only in Snowflake's);
 - the side may come before ASOF (`LEFT ASOF JOIN`), and the match condition need not
-  be parenthesised (Feldera's Nexmark q13 writes `MATCH_CONDITION B.p_time >= S.date_time`).
+  be parenthesised (Feldera's Nexmark q13 writes `MATCH_CONDITION B.p_time >= S.date_time`);
+- the condition is read as any expression (sqlglot's hook reads only a comparison, so
+  `a.t = b.t` was a bare syntax error): the compiler refuses what is not `>=`, `>`, `<=`
+  or `<` between a column of each side, naming it and its line:column.
 """
 from __future__ import annotations
 
@@ -33,9 +36,13 @@ class DbspSql(Dialect):
             return method, side, kind
 
         def _parse_wrapped(self, parse_method, optional: bool = False):
-            # `MATCH_CONDITION a.t >= b.t` without parentheses, as Feldera's q13 writes it
             if self._prev is not None and self._prev.token_type == TokenType.MATCH_CONDITION:
+                # `MATCH_CONDITION a.t >= b.t` without parentheses, as Feldera's q13 writes
+                # it; and the condition read whole (`a.t = b.t`, `x AND y`), not only as a
+                # comparison, so the compiler can say what is wrong with it at its place
                 optional = True
+                parse_method = self._parse_disjunction if self._curr and self._curr.token_type == TokenType.L_PAREN \
+                    else self._parse_equality
             return super()._parse_wrapped(parse_method, optional)
 
 

@@ -4,7 +4,7 @@ every tick."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.sql.oracle import SPARK_PATHS, check_against_duckdb
@@ -237,8 +237,21 @@ def test_generated_views_equal_duckdb_on_spark(spark, query, ticks, path):
     check_against_duckdb(_script(ours), TABLES, {"v": theirs}, ticks, spark=spark, path=path)
 
 
+EQUAL_TIMES = [  # a right time equal to the left's, then a nearer one, then both deleted: >= and > differ at once
+    {"r": [{"insert": {"a": 0, "b": 1, "s": "x"}}, {"insert": {"a": 1, "b": 2, "s": None}}],
+     "t": [{"insert": {"a": 0, "c": 1}}, {"insert": {"a": 0, "c": 0}}, {"insert": {"a": 1, "c": 2}}]},
+    {"t": [{"delete": {"a": 0, "c": 1}}, {"insert": {"a": 1, "c": 1}}]},
+    {"r": [{"delete": {"a": 1, "b": 2, "s": None}}], "t": [{"delete": {"a": 0, "c": 0}}]},
+]
+PLAIN = "SELECT r.a AS ra, r.b, r.s, t.a AS ta, t.c FROM r {}"
+
+
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(asof_queries(), streams(ticks=3))
+@example((PLAIN.format("LEFT ASOF JOIN t MATCH_CONDITION (r.b >= t.c) ON r.a = t.a"),
+          PLAIN.format("ASOF LEFT JOIN t ON r.a = t.a AND r.b >= t.c")), EQUAL_TIMES)
+@example((PLAIN.format("ASOF JOIN t MATCH_CONDITION t.c > r.b ON r.a = t.a"),
+          PLAIN.format("ASOF JOIN t ON r.a = t.a AND r.b < t.c")), EQUAL_TIMES)
 def test_asof_views_equal_duckdb_on_spark_with_every_threshold_at_0(spark, query, ticks):
     """ASOF joins with every tick's change as Spark jobs (tests.dbsp.helpers.ALL_SPARK:
     the asof executor's Spark path, never the driver's), deletes on both sides."""
