@@ -147,13 +147,14 @@ def make_runtime(plan, backend: str, spark=None, paths: dict | None = None):
 
 def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spark", spark=None,
               check: bool = True, paths: dict | None = None, rate: float | None = None,
-              side_changes: dict[int, dict[str, pa.Table]] | None = None) -> dict:
+              side_changes: dict[int, dict[str, pa.Table]] | None = None, keep_rows: bool = False) -> dict:
     """Run query `name` over `batches` (one tick each). Returns events, seconds, events/s,
     tick latency p50/p99 (ms), peak RSS growth (MiB), output rows and ticks checked.
 
     A side table (q13's `side_input`, see `side_tables`) gets its datagen plan's rows at
     tick 0, and `side_changes[tick][table]` (Arrow, with the weight column: deletes too)
-    at the ticks named there; DuckDB's copy follows it.
+    at the ticks named there; DuckDB's copy follows it. `keep_rows`: the view's rows at
+    the end too (`rows`, a Counter).
 
     `rate` (events/s), when given, paces the input: batch k arrives k * (events before
     it) / rate seconds after the first, and its latency is from its arrival to the end
@@ -182,7 +183,8 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
         for table in tables:
             if table in side:
                 parts = ([side[table]] if tick == 0 else []) + [(side_changes or {}).get(tick, {}).get(table)]
-                change = pa.concat_tables([p for p in parts if p is not None]) if any(p is not None for p in parts) else None
+                parts = [p.cast(side[table].schema) for p in parts if p is not None]
+                change = pa.concat_tables(parts) if parts else None
                 if change is None or change.num_rows == 0:
                     continue
                 for row, w in zip(change.drop_columns([WEIGHT]).to_pylist(), change[WEIGHT].to_pylist()):
@@ -223,4 +225,5 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
             "tick_ms_p50": round(statistics.median(ms), 1),
             "tick_ms_p99": round(ms[min(len(ms) - 1, math.ceil(0.99 * len(ms)) - 1)], 1),
             "peak_rss_growth_mib": round((rss_kib("VmHWM") - base_rss) / 1024, 1),
-            "output_rows": sum(integrated.values()), "ticks_checked": checked, "rate": rate}
+            "output_rows": sum(integrated.values()), "ticks_checked": checked, "rate": rate,
+            **({"rows": integrated} if keep_rows else {})}
