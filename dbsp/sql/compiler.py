@@ -1431,6 +1431,9 @@ class Compiler:
         refs = [t for t in step.find_all(exp.Table) if isinstance(t.this, exp.Identifier) and ident(t.this) == name]
         if len(refs) != 1:
             self.refuse(f"{len(refs)} references to recursive {name!r} in one term", step, "exactly one (linear recursion)")
+        for join in step.find_all(exp.Join):  # (its executor keeps outer-tick state only: not per inner iteration)
+            if (join.args.get("method") or "").upper() == "ASOF":
+                self.refuse("ASOF JOIN in a recursive view's step", join)
         node = refs[0]
         while node is not step:
             parent = node.parent

@@ -38,6 +38,8 @@ REFUSED = [
      "ASOF JOIN ... USING"),
     ("CREATE VIEW v AS SELECT r.s FROM r LEFT ASOF JOIN t MATCH_CONDITION (r.s >= t.c) ON r.a = t.a;", "3:51",
      "time 's' (string) cannot be compared with 'c' (bigint)"),
+    ("CREATE RECURSIVE VIEW v AS SELECT a, b FROM r UNION SELECT v.a, t.c FROM v ASOF JOIN t MATCH_CONDITION (v.b >= t.c) "
+     "ON v.a = t.a;", "3:86", "ASOF JOIN in a recursive view's step"),
 ]
 
 
