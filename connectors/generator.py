@@ -1,6 +1,7 @@
 """A source of random rows that fit its input's schema, at a set rate, on the worker: the
 dashboard's row generator (frontend/src/dashboard/generator.ts) made a connector, with the
-same value rules. Row n is a function of the seed and n alone, and the position is the
+same value rules, or (option `plan`) the rows of a Feldera datagen plan (connectors/datagen.py;
+SQL's `"transport": {"name": "datagen"}`). Row n is a function of the seed and n alone, and the position is the
 number of rows pushed, so a restart goes on with the same sequence: no duplicate, no gap."""
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 
 from dbsp.types import Column, element_type
 
+from . import datagen
 from .errors import ConfigError
 from .kinds import KindSpec
 
@@ -19,6 +21,7 @@ KEYISH = re.compile(r"(acct|account|customer|user|group|category|key|node|src|ds
 IDISH = re.compile(r"(^id$|_id$)", re.I)
 YEAR_START = dt.datetime(2026, 1, 1)
 DEFAULT_RATE = 10.0
+MAX_RATE = 1_000_000.0  # also a plan's default (Feldera's datagen runs as fast as it can)
 BURST_SECONDS = 2.0  # rows owed never build up past this many seconds' worth (as the dashboard's)
 
 
@@ -68,8 +71,12 @@ class GeneratorSource:
         problem = _check(config, None)
         if problem:
             raise ConfigError(problem)
-        self.rate = float(config.get("rate", DEFAULT_RATE))
+        self.plan = config.get("plan")  # Feldera's datagen plan (connectors/datagen.py): its rows, not random ones
+        self.rate = float(config.get("rate", DEFAULT_RATE if self.plan is None else MAX_RATE))
         self.limit, self.seed = config.get("limit"), int(config.get("seed", 0))
+        if self.plan is not None and datagen.plan_size(self.plan) is not None:
+            size = datagen.plan_size(self.plan)
+            self.limit = size if self.limit is None else min(self.limit, size)
         self.emitted = int((position or {}).get("emitted", 0))
         self.owed, self.last = 0.0, time.monotonic()
 
@@ -87,7 +94,12 @@ class GeneratorSource:
             return [], self.position()
         self.owed -= count
         start = self.emitted
-        items = [(f"generator#{n}", [{"insert": row(schema, self.seed, n)}]) for n in range(start, start + count)]
+        if self.plan is not None:
+            rows = datagen.plan_rows(self.plan, [(c.name, c.type) for c in schema.columns], self.seed, start, start + count)
+            items = [(f"datagen#{n}", [{"insert": r}]) for n, r in enumerate(rows, start)]
+            count = len(rows)
+        else:
+            items = [(f"generator#{n}", [{"insert": row(schema, self.seed, n)}]) for n in range(start, start + count)]
         return items, {"emitted": start + count}
 
     def advanced(self, position: dict) -> None:
@@ -102,8 +114,10 @@ def _number(config: dict, key: str) -> bool:
 
 
 def _check(config: dict, schema) -> str | None:
-    if not _number(config, "rate") or not 0 < config.get("rate", DEFAULT_RATE) <= 1_000_000:
+    if not _number(config, "rate") or not 0 < config.get("rate", DEFAULT_RATE) <= MAX_RATE:
         return "rate: rows per second, a number above 0 (at most 1000000)"
+    if "plan" in config and (problem := datagen.check_plan(config["plan"])):
+        return problem
     if config.get("limit") is not None and (type(config["limit"]) is not int or config["limit"] < 0):
         return "limit: the number of rows in all, an integer (0 or more); leave it out for no end"
     if "seed" in config and type(config["seed"]) is not int:
@@ -112,7 +126,8 @@ def _check(config: dict, schema) -> str | None:
 
 
 KINDS = [
-    KindSpec("generator_source", True, frozenset({"rate", "limit", "seed", "max_batch"}), (),
+    KindSpec("generator_source", True, frozenset({"rate", "limit", "seed", "max_batch", "plan"}), (),
              lambda o: GeneratorSource(o.config, o.position),
-             doc="random rows that fit the input's schema, at a set rate, the same for the same seed", check=_check),
+             doc="random rows that fit the input's schema, at a set rate, the same for the same seed; with `plan`, "
+                 "the rows of a Feldera datagen plan (SQL's `datagen` transport)", check=_check),
 ]

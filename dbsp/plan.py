@@ -21,7 +21,7 @@ from .validate import check
 
 #: Operators whose incremental state is a function of their integrated inputs alone.
 RELATIONAL = {"input", "output", "filter", "map", "flat_map", "union", "difference", "distinct", "join",
-              "semijoin", "antijoin", "left_join", "aggregate", "top_k", "window_aggregate"}
+              "semijoin", "antijoin", "left_join", "asof_join", "aggregate", "top_k", "window_aggregate"}
 
 
 @dataclass

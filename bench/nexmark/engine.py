@@ -60,14 +60,59 @@ def reset_peak_rss() -> None:
         pass
 
 
-class DuckDBOracle:
-    """The events so far as DuckDB tables, appended batch by batch."""
+def side_tables(plan) -> dict[str, pa.Table]:
+    """The query's tables that are not Nexmark's, declared with a Feldera datagen plan
+    (q13's `side_input`: SQL's `datagen` transport, our generator_source with `plan`):
+    the plan's rows (connectors/datagen.py; seed 0 unless the connector names one), as
+    the app's source would push them, typed as the table. A table other than the
+    Nexmark ones without such a plan is refused."""
+    from connectors.datagen import plan_rows, plan_size
+    from dbsp.runtime import changes_from_records
 
-    def __init__(self, tables: list[str]):
+    out = {}
+    for node in plan.document.to_json()["nodes"]:
+        name = node["id"]
+        if node["kind"] != "input" or name in SCHEMAS:
+            continue
+        found = [c["config"] for c in node["params"].get("connectors") or []
+                 if c["kind"] == "generator_source" and "plan" in c["config"]]
+        if not found or plan_size(found[0]["plan"]) is None:
+            raise ValueError(f"table {name!r} is not Nexmark's and has no datagen plan with a limit")
+        schema = plan.inputs[name]
+        rows = plan_rows(found[0]["plan"], [(c.name, c.type) for c in schema.columns], found[0].get("seed", 0),
+                         0, plan_size(found[0]["plan"]))
+        out[name] = as_table(changes_from_records([{"insert": r} for r in rows], schema), schema)
+    return out
+
+
+def as_table(change, schema) -> pa.Table:
+    """A Z-set of a table's rows as Arrow (the data columns and the weight)."""
+    from dbsp.spark.backend import arrow_schema
+
+    target = arrow_schema(schema)
+    items = list(change)
+    columns = [pa.array([row[i] for row, _ in items], target.field(i).type) for i in range(len(schema.columns))]
+    return pa.Table.from_arrays(columns + [pa.array([w for _, w in items], pa.int64())], schema=target)
+
+
+class DuckDBOracle:
+    """The events so far as DuckDB tables, appended batch by batch; the side tables
+    (not Nexmark's, which may also lose rows) refilled from their contents each tick."""
+
+    def __init__(self, tables: list[str], side: dict | None = None):
         self.db = duckdb.connect()
         for name in tables:
-            self.db.register("incoming", SCHEMAS[name].empty_table())
+            empty = SCHEMAS[name].empty_table() if name in SCHEMAS else side[name].drop_columns([WEIGHT]).schema.empty_table()
+            self.db.register("incoming", empty)
             self.db.execute(f"CREATE TABLE {name} AS SELECT * FROM incoming")
+            self.db.unregister("incoming")
+
+    def refill(self, name: str, rows: Counter, schema: pa.Schema) -> None:
+        self.db.execute(f"DELETE FROM {name}")
+        flat = [row for row, n in rows.items() for _ in range(n)]
+        if flat:
+            self.db.register("incoming", pa.Table.from_pylist([dict(zip(schema.names, r)) for r in flat], schema=schema))
+            self.db.execute(f"INSERT INTO {name} SELECT * FROM incoming")
             self.db.unregister("incoming")
 
     def append(self, name: str, table: pa.Table) -> None:
@@ -101,9 +146,15 @@ def make_runtime(plan, backend: str, spark=None, paths: dict | None = None):
 
 
 def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spark", spark=None,
-              check: bool = True, paths: dict | None = None, rate: float | None = None) -> dict:
+              check: bool = True, paths: dict | None = None, rate: float | None = None,
+              side_changes: dict[int, dict[str, pa.Table]] | None = None, keep_rows: bool = False) -> dict:
     """Run query `name` over `batches` (one tick each). Returns events, seconds, events/s,
     tick latency p50/p99 (ms), peak RSS growth (MiB), output rows and ticks checked.
+
+    A side table (q13's `side_input`, see `side_tables`) gets its datagen plan's rows at
+    tick 0, and `side_changes[tick][table]` (Arrow, with the weight column: deletes too)
+    at the ticks named there; DuckDB's copy follows it. `keep_rows`: the view's rows at
+    the end too (`rows`, a Counter).
 
     `rate` (events/s), when given, paces the input: batch k arrives k * (events before
     it) / rate seconds after the first, and its latency is from its arrival to the end
@@ -115,7 +166,9 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
     (view,) = plan.views
     runtime = make_runtime(plan, backend, spark, paths)
     tables = list(plan.inputs)
-    oracle = DuckDBOracle(tables) if check else None
+    side = side_tables(plan)
+    side_now = {t: Counter() for t in side}
+    oracle = DuckDBOracle(tables, side) if check else None
     if oracle is not None and len(oracle.columns(ORACLE[name])) != len(plan.views[view].names):
         raise Mismatch(f"{name}: the view's columns are {plan.views[view].names}, "
                        f"the query's in DuckDB {oracle.columns(ORACLE[name])}")
@@ -125,12 +178,23 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
     began = time.perf_counter()
     for tick, batch in enumerate(batches):
         arrival = began + events / rate if rate else None
-        events += sum(t.num_rows for t in batch.values())
+        events += sum(t.num_rows for t in batch.values())  # (Nexmark's events: a side table's rows are not counted)
         changes = {}
         for table in tables:
-            if batch[table].num_rows:
+            if table in side:
+                parts = ([side[table]] if tick == 0 else []) + [(side_changes or {}).get(tick, {}).get(table)]
+                parts = [p.cast(side[table].schema) for p in parts if p is not None]
+                change = pa.concat_tables(parts) if parts else None
+                if change is None or change.num_rows == 0:
+                    continue
+                for row, w in zip(change.drop_columns([WEIGHT]).to_pylist(), change[WEIGHT].to_pylist()):
+                    side_now[table][tuple(row.values())] += w
+                side_now[table] = +side_now[table]
+            elif batch[table].num_rows:
                 change = weighted(batch[table])
-                changes[table] = to_zset(change, plan.inputs[table]) if backend == "reference" else change
+            else:
+                continue
+            changes[table] = to_zset(change, plan.inputs[table]) if backend == "reference" else change
         if arrival is not None:
             pause = arrival - time.perf_counter()
             if pause > 0:
@@ -146,7 +210,10 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
         integrated = +integrated
         if oracle is not None:
             for table in tables:
-                oracle.append(table, batch[table])
+                if table in side:
+                    oracle.refill(table, side_now[table], side[table].drop_columns([WEIGHT]).schema)
+                else:
+                    oracle.append(table, batch[table])
             expected = oracle.answer(ORACLE[name])
             if integrated != expected:
                 raise Mismatch(f"{name} tick {tick}: {_difference(integrated, expected)}")
@@ -158,4 +225,5 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
             "tick_ms_p50": round(statistics.median(ms), 1),
             "tick_ms_p99": round(ms[min(len(ms) - 1, math.ceil(0.99 * len(ms)) - 1)], 1),
             "peak_rss_growth_mib": round((rss_kib("VmHWM") - base_rss) / 1024, 1),
-            "output_rows": sum(integrated.values()), "ticks_checked": checked, "rate": rate}
+            "output_rows": sum(integrated.values()), "ticks_checked": checked, "rate": rate,
+            **({"rows": integrated} if keep_rows else {})}

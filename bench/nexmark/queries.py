@@ -3,7 +3,7 @@ them our compiler takes (and the exact refusal of the others), and the oracle's 
 each compiling query for DuckDB.
 
 The DuckDB texts are written apart from ours (DuckDB's own functions: `time_bucket`
-for tumbling and hopping windows, LAG for sessions), so the check shares no code with
+for tumbling and hopping windows, LAG for sessions, its own ASOF LEFT JOIN for q13), so the check shares no code with
 the SQL front end or the engine. Where a query's ROW_NUMBER() leaves ties open, the
 DuckDB text spells out the tie-break our top-k defines (docs/sql.md: the remaining
 columns ascending).
@@ -123,6 +123,10 @@ ORACLE = {
     "q12": f"""
         SELECT bidder, COUNT(*) AS bid_count, ws AS starttime, ws + INTERVAL 10 SECOND AS endtime
         FROM (SELECT bidder, {_BUCKET.format(size="10 SECOND")} AS ws FROM bid) GROUP BY bidder, ws""",
+    "q13": """
+        SELECT B.auction, B.bidder, B.price, B.date_time, S.value
+        FROM (SELECT *, date_time AS p_time, auction % 10000 AS mod FROM bid) B
+        ASOF LEFT JOIN side_input S ON B.mod = S.key AND B.p_time >= S.date_time""",
     "q14": """
         SELECT auction, bidder, CAST(0.908 AS DOUBLE) * price AS price,
                CASE WHEN extract(hour FROM date_time) BETWEEN 8 AND 18 THEN 'dayTime'

@@ -7,7 +7,7 @@ returns an `Explanation`: `contents`, the derivation of the row's weight at the 
 (None when the row is not there), and `change`, the derivation of its change at the
 tick (None when it did not change), whose input steps are the tick's input changes that
 caused it. The rules per operator family: linear.py (filter, map, flat_map, union,
-difference), joins.py (join, semijoin, antijoin, left_join), grouped.py (aggregate,
+difference), joins.py (join, semijoin, antijoin, left_join, asof_join), grouped.py (aggregate,
 top_k), distinct.py, windows.py (event-time windows and their late rows), streams.py
 (z⁻¹, I, D); walk.py goes through outputs, delays, imports and fixed points.
 

@@ -4,7 +4,8 @@ changed at the tick (Δ(a ⋈ b) = Δa ⋈ I(b) + z⁻¹(I(a)) ⋈ Δb), each si
 weights before and after, so the side that did not change reads as the old partner.
 semijoin: the left row and the right rows that match its key; antijoin: the left row,
 and that no right row matches (change: the right rows of its key that came or went);
-left_join: a pair, or the left row padded with NULLs when nothing matches."""
+left_join: a pair, or the left row padded with NULLs when nothing matches; asof_join: the
+left row and the right row of its key it matched (or that none is on the match's side)."""
 from __future__ import annotations
 
 from .rows import row_order, rows_of, same_or_changed, uses
@@ -88,4 +89,36 @@ def why_left_join(op, row, after, before):
     return groups
 
 
-RULES = {"join": why_join, "semijoin": why_semijoin, "antijoin": why_antijoin, "left_join": why_left_join}
+def why_asof_join(op, row, after, before):
+    """The left row, and the right rows of its key: the one it matched (nearest in time on
+    the match's side) or, for a row padded with NULLs, that none is on that side. Change:
+    the left row and the right rows of its key that came or went (a right change
+    re-matches only the left rows of its key)."""
+    n_left = len(op.input_schemas["left"].columns)
+    x = row[:n_left]
+    left = same_or_changed("left", x, after["left"], before and before["left"])
+    key = tuple(x[i] for i in op._lk)
+    label = _key_label(op.right_keys, key)
+    groups = [Group("the left row", [left] if left else [])]
+    if None in key:
+        groups.append(Group("its key is NULL: no right row matches", []))
+        return groups
+    right = [y for y in rows_of(after["right"], before and before["right"]) if tuple(y[i] for i in op._rk) == key]
+    if before is None:
+        matched = op.nearest(op.index(after["right"]), x)
+        if matched is None:
+            groups.append(Group(f"no right row with {label} has {op.right_time} {_SIDE[op.match]} "
+                                f"{x[op._lt]!r}: padded with NULLs", []))
+        else:
+            groups.append(Group(f"the right row with {label} nearest {op.left_time} = {x[op._lt]!r} "
+                                f"({op.right_time} {_SIDE[op.match]} it)", uses("right", [matched], after["right"], None)))
+    else:
+        groups.append(Group(f"right rows with {label} that changed", uses("right", right, after["right"], before["right"])))
+    return groups
+
+
+#: the right time's side of the left time, per match
+_SIDE = {">=": "<=", ">": "<", "<=": ">=", "<": ">"}
+
+RULES = {"join": why_join, "semijoin": why_semijoin, "antijoin": why_antijoin, "left_join": why_left_join,
+         "asof_join": why_asof_join}

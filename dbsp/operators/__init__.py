@@ -1,5 +1,6 @@
 """The operator registry: every kind a circuit document may name, one module each."""
 from .aggregate import Aggregate
+from .asof_join import AsofJoin
 from .base import Operator
 from .difference import Difference
 from .distinct import Distinct
@@ -19,7 +20,7 @@ from .window_aggregate import WindowAggregate
 
 OPERATORS: dict[str, type[Operator]] = {
     op.kind: op
-    for op in (Input, Output, Filter, Map, FlatMap, Union, Difference, Distinct, Join, SemiJoin, AntiJoin, LeftJoin,
+    for op in (Input, Output, Filter, Map, FlatMap, Union, Difference, Distinct, Join, SemiJoin, AntiJoin, LeftJoin, AsofJoin,
                Aggregate, TopK, WindowAggregate, Delay, Integrate, Differentiate, FixedPoint, Import, Delta0, Export,
                TumblingWindow, SlidingWindow, SessionWindow)
 }

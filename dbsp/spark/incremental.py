@@ -27,6 +27,7 @@ from ..limits import check_tick_rows, tick_max_rows
 from ..operators.base import Operator
 from ..zset import ZSet
 from .accumulate import LinearAggregateDelta
+from .asof import AsofJoinDelta
 from .batch import Batch
 from .trace import Trace, flat
 from .zsets import WEIGHT, consolidate_arrow, negate, null_safe_semi, union_all
@@ -483,6 +484,7 @@ INCREMENTAL = {
     "semijoin": Composite,
     "antijoin": Composite,
     "left_join": Composite,
+    "asof_join": AsofJoinDelta,
     "top_k": AggregateDelta,
     "window_aggregate": AggregateDelta,
 }

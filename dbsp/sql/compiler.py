@@ -668,6 +668,10 @@ class Compiler:
         side = (join.args.get("side") or "").upper()
         kind = (join.args.get("kind") or "").upper()
         natural = (join.args.get("method") or "").upper() == "NATURAL"
+        if (join.args.get("method") or "").upper() == "ASOF":
+            return self.asof_join(left, join, level, env, side, kind)
+        if join.args.get("match_condition") is not None:
+            self.refuse("MATCH_CONDITION without ASOF", join.args["match_condition"], "FROM a LEFT ASOF JOIN b MATCH_CONDITION (a.t >= b.t) ON a.k = b.k")
         if join.args.get("method") and not natural:
             self.refuse(f"{join.args['method']} JOIN", join)
         if kind not in ("", "INNER", "CROSS", "OUTER") or side not in ("", "LEFT", "RIGHT", "FULL"):
@@ -731,6 +735,47 @@ class Compiler:
         padded = self.b.add(level, f"{self.view}_right_padded", "map", {"columns": pad}, {"in": only}, span, "FULL JOIN")
         out = self.b.add(level, f"{self.view}_full_join", "union", {}, {"a": lj, "b": padded}, span, "FULL JOIN")
         return Rel(out, left.cols + right.cols, splits=left.splits)
+
+    def asof_join(self, left: Rel, join: exp.Join, level, env, side: str, kind: str) -> Rel:
+        """`a [LEFT] ASOF JOIN b MATCH_CONDITION (a.t >= b.t) ON a.k = b.k [AND ...]`:
+        an `asof_join` keyed on the ON's equalities, matching by the condition's
+        comparison (>=, >, <=, < of a left column with a right one, either way round)."""
+        usage = "FROM a [LEFT] ASOF JOIN b MATCH_CONDITION (a.t >= b.t) ON a.k = b.k"
+        if side not in ("", "LEFT") or kind not in ("", "INNER", "OUTER"):
+            self.refuse(f"{side} {kind} ASOF JOIN".replace("  ", " ").strip(), join, "only ASOF JOIN and LEFT ASOF JOIN")
+        cond = join.args.get("match_condition")
+        if cond is None:
+            self.fail(f"ASOF JOIN needs a MATCH_CONDITION: {usage}", join)
+        if join.args.get("using"):
+            self.refuse("ASOF JOIN ... USING", join, f"write the keys as ON: {usage}")
+        on = join.args.get("on")
+        if on is None:
+            self.fail(f"ASOF JOIN needs ON with the key equalities: {usage}", join)
+        right = self.source(join.this, level, env)
+        self.settle(right, join.this)
+        right = self.apart(left, right, level, join)
+        flipped = {exp.GTE: "<=", exp.GT: "<", exp.LTE: ">=", exp.LT: ">"}
+        if type(cond) not in flipped:
+            self.fail(f"MATCH_CONDITION must compare a time of each side with >=, >, <= or <, got {cond.sql()!r}", cond)
+        if not (isinstance(cond.this, exp.Column) and isinstance(cond.expression, exp.Column)):
+            self.fail(f"MATCH_CONDITION compares a column of each side (a.t >= b.t), got {cond.sql()!r}", cond)
+        pair = self.key_pair(exp.EQ(this=cond.this, expression=cond.expression), left.cols, right.cols)
+        if pair is None:
+            self.fail(f"MATCH_CONDITION must compare a column of the left side with one of the right side, got {cond.sql()!r}", cond)
+        match = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<"}[type(cond)]
+        if self.try_resolve(cond.this, left.cols) is None or self.try_resolve(cond.this, right.cols) is not None:
+            match = flipped[type(cond)]  # written right-side first: b.t <= a.t is a.t >= b.t
+        keys = []
+        for c in conjuncts(on):
+            found = self.key_pair(c, left.cols, right.cols)
+            if found is None:
+                self.fail(f"an ASOF JOIN's ON takes only equalities between a column of each side, got {c.sql()!r}", c)
+            keys.append(found)
+        params = {"left_keys": [k[0].phys for k in keys], "right_keys": [k[1].phys for k in keys],
+                  "left_time": pair[0].phys, "right_time": pair[1].phys, "match": match, "outer": side == "LEFT"}
+        out = self.b.add(level, f"{self.view}_asof_join", "asof_join", params, {"left": left.ref, "right": right.ref},
+                         self.span(join), f"{side + ' ' if side else ''}ASOF JOIN")
+        return Rel(out, left.cols + right.cols, dict(left.lateness), splits=left.splits)
 
     def apart(self, left: Rel, right: Rel, level, where) -> Rel:
         """`right` with its engine columns renamed away from `left`'s (joins keep both)."""
@@ -1386,6 +1431,9 @@ class Compiler:
         refs = [t for t in step.find_all(exp.Table) if isinstance(t.this, exp.Identifier) and ident(t.this) == name]
         if len(refs) != 1:
             self.refuse(f"{len(refs)} references to recursive {name!r} in one term", step, "exactly one (linear recursion)")
+        for join in step.find_all(exp.Join):  # (its executor keeps outer-tick state only: not per inner iteration)
+            if (join.args.get("method") or "").upper() == "ASOF":
+                self.refuse("ASOF JOIN in a recursive view's step", join)
         node = refs[0]
         while node is not step:
             parent = node.parent

@@ -10,6 +10,7 @@ Each element is `{"name"?, "transport": {"name", "config"}, "format"?: {"name", 
 | `kafka_output` | `kafka_sink` | `bootstrap.servers`, `topic`; other keys: librdkafka settings |
 | `file_input` | `file_source` | `path` (a file or a folder), `follow` (ignored: a folder is always watched) |
 | `file_output` | `file_sink` | `path` (a folder: one file per tick) |
+| `datagen` | `generator_source` | `plan` (Feldera's datagen plan: connectors/datagen.py), `seed`; `workers` dropped |
 | `<x>_input` / `<x>_output` | `<x>_source` / `<x>_sink` | as the kind's options (other kinds) |
 
 Formats: `json` with `update_format` `insert_delete` (the default), `debezium` or `raw`
@@ -112,6 +113,10 @@ def _entry(item, i: int, relation: str, table: bool, text: str, where: _Text) ->
         fail(f"transport {tname!r} is {'an output' if table else 'an input'}; a {'table' if table else 'view'} "
              f"takes *{wanted} transports", f'"{tname}"')
     kind = tname[:-len(wanted)] + ("_source" if table else "_sink") if tname.endswith(wanted) else None
+    if tname == "datagen":  # Feldera's generator of a plan's rows: our generator_source with the plan
+        if not table:
+            fail("transport 'datagen' is an input; a view takes *_output transports", '"datagen"')
+        kind = "generator_source"
     if kind is None or (known and kind not in known):
         choices = sorted(k[:-len("_source" if table else "_sink")] + wanted for k, s in known.items() if s.source == table)
         fail(f"unknown transport {tname!r}" + (f" (transports: {', '.join(choices)})" if choices else ""), f'"{tname}"')
@@ -166,6 +171,8 @@ def _config(kind: str, config: dict, fail) -> dict:
         return out
     if kind == "file_source":
         return {k: v for k, v in config.items() if k != "follow"}
+    if kind == "generator_source" and "plan" in config:  # (Feldera's `workers` only splits the work)
+        return {k: v for k, v in config.items() if k != "workers"}
     return dict(config)
 
 

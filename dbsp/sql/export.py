@@ -138,6 +138,14 @@ class _Exporter:
             on = " AND ".join(f"l.{name(a)} = r.{name(b)}" for a, b in zip(lk, rk))
             join = "LEFT JOIN" if kind == "left_join" else "JOIN"
             return f"SELECT {', '.join(listed)} FROM {src['left']} AS l {join} {src['right']} AS r ON {on}"
+        if kind == "asof_join":
+            lk, rk = p["left_keys"], p["right_keys"]
+            dropped = {r for l, r in zip(lk, rk) if l == r}
+            listed = [f"l.{name(c)}" for c in schemas["left"].names] + [f"r.{name(c)}" for c in schemas["right"].names if c not in dropped]
+            on = " AND ".join(f"l.{name(a)} = r.{name(b)}" for a, b in zip(lk, rk))
+            join = "LEFT ASOF JOIN" if p.get("outer", True) else "ASOF JOIN"
+            match = f"l.{name(p['left_time'])} {p.get('match', '>=')} r.{name(p['right_time'])}"
+            return f"SELECT {', '.join(listed)} FROM {src['left']} AS l {join} {src['right']} AS r MATCH_CONDITION ({match}) ON {on}"
         if kind in ("semijoin", "antijoin"):
             on = " AND ".join(f"r.{name(b)} = l.{name(a)}" for a, b in zip(p["left_keys"], p["right_keys"]))
             neg = "NOT " if kind == "antijoin" else ""

@@ -9,6 +9,8 @@ text stays where it was) before sqlglot parses the script:
 - `DECLARE RECURSIVE VIEW name (...)` (read as CREATE TABLE and recorded as a
   declaration; the CREATE VIEW that follows defines it);
 - `TABLE(TUMBLE(TABLE t, ...))`, also HOP and SESSION: the TABLE wrappers.
+Feldera's `[LEFT] ASOF JOIN ... MATCH_CONDITION ...` is read by sqlglot itself, through
+the dialect's parser hooks (dbsp/sql/dialect.py), not here.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from sqlglot.tokens import Tokenizer, TokenType
 
 from .. import budget
 from ..limits import MAX_STATEMENTS, too_many_statements
+from .dialect import DbspSql
 from .errors import Span, SqlError, SqlProblem, SqlTooBig
 
 #: window table functions as sqlglot reads them -> their name (SESSION is a keyword to
@@ -174,7 +177,7 @@ def parse_script(text: str) -> Script:
     quiet = logging.getLogger("sqlglot")  # its "falling back to a Command" warning: we refuse those
     level, quiet.level = quiet.level, logging.ERROR
     try:
-        statements = sqlglot.parse(cleaned)
+        statements = sqlglot.parse(cleaned, dialect=DbspSql)
     except ParseError as e:
         problems = []
         for err in e.errors or [{}]:

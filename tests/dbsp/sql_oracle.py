@@ -13,6 +13,8 @@ non-linear ones are plain SQL over the multiset (each row repeated w times):
     join        JOIN ... ON l = r (CROSS JOIN without keys), weights multiplied
     semijoin    WHERE EXISTS (right rows with the key)   antijoin: NOT EXISTS
     left_join   LEFT JOIN (SQL pads unmatched rows with NULLs)
+    asof_join   DuckDB's ASOF [LEFT] JOIN ... ON keys AND l.t >= r.t (or >, <=, <), over
+                the right's rows cut to the engine's tie-break (one row per key and time)
     flat_map    unnest(list) or unnest(string_split(s, sep)) minus empty pieces
     distinct    SELECT DISTINCT over the multiset
     aggregate   GROUP BY over the multiset: COUNT(*), COUNT(e), SUM, AVG, MIN, MAX,
@@ -230,6 +232,24 @@ class Oracle:
         return self._summed(f"SELECT {picked}, 1 AS w FROM {left} l LEFT JOIN {self._bag(rel['right'], cols['right'])} r "
                             f"ON {self._on(p)}", out), out
 
+    def _asof_join(self, p, rel, cols, node_id):
+        """DuckDB's own ASOF [LEFT] JOIN (ON keys AND l.t op r.t). DuckDB picks any one of
+        several right rows with the nearest time; the engine the greatest row (its columns
+        DESC, NULLs last): the right side is first cut to that row per (key, time)."""
+        same = {r for l, r in zip(p["left_keys"], p["right_keys"]) if l == r}
+        kept = [c for c in cols["right"] if c not in same]
+        out = cols["left"] + kept
+        assert len(set(out)) == len(out), "the oracle needs asof_join sides with distinct column names"
+        keys, rt = [q(k) for k in p["right_keys"]], q(p["right_time"])
+        ties = ", ".join(f"{q(c)} DESC NULLS LAST" for c in cols["right"])
+        right = (f"(SELECT * FROM {self._bag(rel['right'], cols['right'])} "
+                 f"QUALIFY ROW_NUMBER() OVER (PARTITION BY {', '.join(keys + [rt])} ORDER BY {ties}) = 1)")
+        left = self._bag(rel["left"], cols["left"])
+        picked = ", ".join([f"l.{q(c)}" for c in cols["left"]] + [f"r.{q(c)}" for c in kept])
+        on = self._on(p) + f" AND l.{q(p['left_time'])} {p.get('match', '>=')} r.{rt}"
+        join = "ASOF LEFT JOIN" if p.get("outer", True) else "ASOF JOIN"
+        return self._summed(f"SELECT {picked}, 1 AS w FROM {left} l {join} {right} r ON {on}", out), out
+
     def _flat_map(self, p, rel, cols, node_id):
         c = p["column"]
         name = p.get("as") or c
@@ -257,7 +277,7 @@ class Oracle:
         if node["kind"] == "map":
             types = dict(self._types(src, "in"))
             return [(c["name"], types.get(c["expr"], "bigint")) for c in node["params"]["columns"]]
-        if node["kind"] in ("join", "left_join"):
+        if node["kind"] in ("join", "left_join", "asof_join"):
             same = {r for l, r in zip(node["params"]["left_keys"], node["params"]["right_keys"]) if l == r}
             return self._types(src, "left") + [t for t in self._types(src, "right") if t[0] not in same]
         if node["kind"] == "aggregate":  # (only whether a column is a list matters here)
@@ -361,14 +381,14 @@ class Oracle:
         relation with a negative weight (no SQL meaning)."""
         self._load()
         negative = {n: any(w < 0 for w in self.relation(n).values()) for n in self.order
-                    if any(self.nodes[m]["kind"] in NON_LINEAR | {"semijoin", "antijoin", "left_join"}
+                    if any(self.nodes[m]["kind"] in NON_LINEAR | {"semijoin", "antijoin", "left_join", "asof_join"}
                            and n in self.sources.get(m, {}).values() for m in self.nodes)}
         undefined: dict[str, bool] = {}
         for n in self.order:
             kind, srcs = self.nodes[n]["kind"], self.sources.get(n, {})
             reads_negative = any(negative.get(s) for port, s in srcs.items()
                                  if kind in NON_LINEAR or (kind in ("semijoin", "antijoin", "left_join") and port == "right")
-                                 or (kind == "left_join"))
+                                 or (kind in ("left_join", "asof_join")))
             undefined[n] = reads_negative or any(undefined[s] for s in srcs.values())
         return {view: None if undefined[view] else self.relation(view) for view in self.outputs}
 

@@ -142,9 +142,35 @@ def over_rows():
     return doc, ticks
 
 
+def asof():
+    """As-of joins in each direction (>=, >, <=, <), LEFT and inner: ties in time on the
+    right (the greatest row wins), NULL keys and times on both sides, a left row of
+    weight 2, right rows inserted between, before and after the left times, deleted (the
+    matched one: its left rows re-match) and the same row twice."""
+    directions = {"ge": (">=", True), "gt": (">", True), "le": ("<=", True), "lt": ("<", False), "ge_inner": (">=", False)}
+    doc = circuit(
+        {"l": schema("k:bigint", "t:bigint", "x:string"), "r": schema("rk:bigint", "rt:bigint", "v:string")},
+        [*[(n, "asof_join", {"left_keys": ["k"], "right_keys": ["rk"], "left_time": "t", "right_time": "rt",
+                             "match": m, "outer": outer}) for n, (m, outer) in directions.items()],
+         *[(f"o_{n}", "output", {}) for n in directions]],
+        [*[f"l.out->{n}.left" for n in directions], *[f"r.out->{n}.right" for n in directions],
+         *[f"{n}.out->o_{n}.in" for n in directions]])
+    ticks = [
+        {"l": [ins(k=1, t=10, x="a"), ins(k=1, t=20, x="b"), ins(k=2, t=5, x="c"), ins(k=None, t=5, x="d"),
+               ins(k=1, t=None, x="e")],
+         "r": [ins(rk=1, rt=10, v="p"), ins(rk=1, rt=10, v="q"), ins(rk=1, rt=15, v=None), ins(rk=None, rt=1, v="n")]},
+        {"r": [ins(rk=1, rt=18, v="s"), ins(rk=2, rt=5, v="t"), ins(rk=1, rt=None, v="u")]},
+        {"l": [{"weight": 2, "data": {"k": 1, "t": 16, "x": "f"}}], "r": [dele(rk=1, rt=10, v="q")]},
+        {"r": [dele(rk=1, rt=18, v="s"), ins(rk=1, rt=25, v="w"), ins(rk=1, rt=25, v="w")]},
+        {"l": [dele(k=1, t=10, x="a"), ins(k=2, t=7, x="g")], "r": [dele(rk=2, rt=5, v="t"), ins(rk=2, rt=6, v="y")]},
+        {"r": [dele(rk=1, rt=25, v="w"), dele(rk=1, rt=15, v=None)]},
+    ]
+    return doc, ticks
+
+
 CASES = {"transactions": lambda: example("transactions"), "word_count": lambda: example("word_count"),
          "big_orders": lambda: example("big_orders"), "order_tags": lambda: example("order_tags"),
-         "extremes": extremes, "joins": joins, "over_rows": over_rows}
+         "extremes": extremes, "joins": joins, "over_rows": over_rows, "asof": asof}
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -155,7 +181,7 @@ def test_reference_equals_duckdb(case):
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("case", ["extremes", "joins", "over_rows"])
+@pytest.mark.parametrize("case", ["extremes", "joins", "over_rows", "asof"])
 def test_spark_equals_duckdb(spark, case, mode):
     from dbsp.spark import SparkRuntime
 

@@ -49,7 +49,8 @@ SPARK_PATHS = {"driver": {}, "arrow": {"driver_max_rows": 0}, "spark": {"driver_
 
 
 def check_against_duckdb(script: str, oracle_tables: str, views: dict[str, str], ticks: list[dict], spark=None, path="driver"):
-    """Compile `script`, run it tick by tick (reference, and Spark when given), and
+    """Compile `script`, run it tick by tick (reference, and Spark when given: `path` a
+    SPARK_PATHS name or the runtime's options themselves), and
     compare every view, integrated, with DuckDB's answer to `views[name]` (its SELECT)
     over the tables as they stand after the tick."""
     document = compile_sql(script)
@@ -60,7 +61,7 @@ def check_against_duckdb(script: str, oracle_tables: str, views: dict[str, str],
     if spark is not None:
         from dbsp.spark import SparkRuntime
 
-        runtimes.append(SparkRuntime(plan, spark, **SPARK_PATHS[path]))
+        runtimes.append(SparkRuntime(plan, spark, **(SPARK_PATHS[path] if isinstance(path, str) else path)))
     oracle = Oracle(oracle_tables)
     tables = {name: Counter() for name in plan.inputs}
     integrated = [{view: Counter() for view in views} for _ in runtimes]

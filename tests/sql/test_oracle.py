@@ -4,7 +4,7 @@ every tick."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.sql.oracle import SPARK_PATHS, check_against_duckdb
@@ -28,7 +28,7 @@ AGGREGATES = ["COUNT(*) AS n", "COUNT(b) AS nb", "SUM(b) AS total", "MIN(b) AS l
               "COUNT(DISTINCT b) AS kinds", "AVG(b) AS mean", "SUM(a * b) AS weighted"]
 
 
-KINDS = ["filter", "group", "global", "join", "setop", "distinct", "subquery", "topk", "over", "nested", "composed"]
+KINDS = ["filter", "group", "global", "join", "setop", "distinct", "subquery", "topk", "over", "nested", "composed", "asof"]
 FRAMES = ["", " ROWS BETWEEN 2 PRECEDING AND CURRENT ROW", " ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING", " ROWS UNBOUNDED PRECEDING",
           " ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING", " ROWS BETWEEN 3 PRECEDING AND 1 PRECEDING",
           " RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING", " RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"]
@@ -48,6 +48,34 @@ COMPOSED = [
     "WHERE EXISTS (SELECT 1 FROM t WHERE t.a = g.a AND t.c > 0)",
     "SELECT COUNT(*) AS n, SUM(b) AS total, MIN(s) AS lo FROM r WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.a = r.a)",
 ]
+
+
+#: match condition as written (ours) -> the left time's comparison with the right's (DuckDB's ON)
+ASOF_MATCHES = {"r.b >= t.c": ">=", "r.b > t.c": ">", "r.b <= t.c": "<=", "r.b < t.c": "<", "t.c <= r.b": ">=",
+                "t.c > r.b": "<"}
+
+
+@st.composite
+def asof_queries(draw):
+    """`r [LEFT] ASOF JOIN t MATCH_CONDITION ... ON r.a = t.a` against DuckDB's
+    `r ASOF [LEFT] JOIN t ON r.a = t.a AND r.b >= t.c`. t's rows are (a, c): a tie in
+    time on the right is two equal rows, so DuckDB's pick among ties is ours."""
+    cond = draw(st.sampled_from(sorted(ASOF_MATCHES)))
+    left = draw(st.booleans())
+    wrapped = f"({cond})" if draw(st.booleans()) else cond
+    ours_join = f"{'LEFT ' if left else ''}ASOF JOIN t MATCH_CONDITION {wrapped} ON r.a = t.a"
+    theirs_join = f"ASOF {'LEFT ' if left else ''}JOIN t ON r.a = t.a AND r.b {ASOF_MATCHES[cond]} t.c"
+    shape = draw(st.sampled_from(["plain", "where", "grouped", "subquery"]))
+    if shape == "plain":
+        q = "SELECT r.a AS ra, r.b, r.s, t.a AS ta, t.c FROM r {join}"
+    elif shape == "where":
+        q = "SELECT r.s, t.c, r.b - t.c AS lag FROM r {join} WHERE r.s IS NOT NULL OR t.c IS NULL"
+    elif shape == "grouped":
+        q = "SELECT r.a, COUNT(*) AS n, COUNT(t.c) AS matched, MAX(t.c) AS latest FROM r {join} GROUP BY r.a"
+    else:  # the left side a subquery, as Nexmark q13's
+        q = "SELECT q.a, q.b, t.c FROM (SELECT a, b * 2 AS b, s FROM r WHERE s <> 'z') AS q {join}"
+        ours_join, theirs_join = (j.replace("r.b", "q.b").replace("r.a", "q.a") for j in (ours_join, theirs_join))
+    return q.format(join=ours_join), q.format(join=theirs_join)
 
 
 @st.composite
@@ -116,6 +144,8 @@ def queries(draw, kinds=tuple(KINDS)):
             theirs += f", b - {number} OVER ({part}{theirs_order}{frame})"
         inner = "r" if shape != "filtered" else "(SELECT * FROM r WHERE b IS NOT NULL OR s = 'x') AS f"
         return f"SELECT a, b, s, {ours} FROM {inner}{where if shape == 'plain' else ''}", f"SELECT a, b, s, {theirs} FROM {inner}{where if shape == 'plain' else ''}"
+    elif kind == "asof":
+        return draw(asof_queries())
     elif kind == "composed":
         q = draw(st.sampled_from(COMPOSED))
     else:
@@ -205,6 +235,30 @@ def test_generated_views_equal_duckdb_on_spark(spark, query, ticks, path):
     views, each a few ticks through Spark jobs, is the point."""
     ours, theirs = query
     check_against_duckdb(_script(ours), TABLES, {"v": theirs}, ticks, spark=spark, path=path)
+
+
+EQUAL_TIMES = [  # a right time equal to the left's, then a nearer one, then both deleted: >= and > differ at once
+    {"r": [{"insert": {"a": 0, "b": 1, "s": "x"}}, {"insert": {"a": 1, "b": 2, "s": None}}],
+     "t": [{"insert": {"a": 0, "c": 1}}, {"insert": {"a": 0, "c": 0}}, {"insert": {"a": 1, "c": 2}}]},
+    {"t": [{"delete": {"a": 0, "c": 1}}, {"insert": {"a": 1, "c": 1}}]},
+    {"r": [{"delete": {"a": 1, "b": 2, "s": None}}], "t": [{"delete": {"a": 0, "c": 0}}]},
+]
+PLAIN = "SELECT r.a AS ra, r.b, r.s, t.a AS ta, t.c FROM r {}"
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(asof_queries(), streams(ticks=3))
+@example((PLAIN.format("LEFT ASOF JOIN t MATCH_CONDITION (r.b >= t.c) ON r.a = t.a"),
+          PLAIN.format("ASOF LEFT JOIN t ON r.a = t.a AND r.b >= t.c")), EQUAL_TIMES)
+@example((PLAIN.format("ASOF JOIN t MATCH_CONDITION t.c > r.b ON r.a = t.a"),
+          PLAIN.format("ASOF JOIN t ON r.a = t.a AND r.b < t.c")), EQUAL_TIMES)
+def test_asof_views_equal_duckdb_on_spark_with_every_threshold_at_0(spark, query, ticks):
+    """ASOF joins with every tick's change as Spark jobs (tests.dbsp.helpers.ALL_SPARK:
+    the asof executor's Spark path, never the driver's), deletes on both sides."""
+    from tests.dbsp.helpers import ALL_SPARK
+
+    ours, theirs = query
+    check_against_duckdb(_script(ours), TABLES, {"v": theirs}, ticks, spark=spark, path=ALL_SPARK)
 
 
 EVENTS = """

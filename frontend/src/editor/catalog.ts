@@ -99,6 +99,7 @@ const KEYWORDS: Record<string, string> = {
   integrate: 'accumulate running total',
   differentiate: 'changes delta',
   join: 'inner match',
+  asof_join: 'asof as-of match_condition nearest latest time side input',
   top_k: 'limit order rank',
   window_aggregate: 'over rolling moving average running total frame preceding',
   union: 'concat plus',

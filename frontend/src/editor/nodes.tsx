@@ -49,6 +49,8 @@ export function summary(node: DocNode): string {
     case 'antijoin':
     case 'left_join':
       return `${list(p.left_keys)} = ${list(p.right_keys)}`;
+    case 'asof_join':
+      return `${list(p.left_keys)} = ${list(p.right_keys)}, ${String(p.left_time ?? '')} ${String(p.match ?? '>=')} ${String(p.right_time ?? '')}${p.outer === false ? '' : ' (left)'}`;
     case 'top_k':
       return `k = ${String(p.k ?? '')}`;
     case 'window_aggregate': {

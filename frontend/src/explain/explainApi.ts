@@ -85,7 +85,7 @@ export function pushesOf(explanation: Explanation): (PushRef & { input: string }
   return [...found.values()].sort((a, b) => a.sequence - b.sequence);
 }
 
-const BRANCHING = new Set(['join', 'semijoin', 'antijoin', 'left_join', 'aggregate', 'top_k', 'window_aggregate', 'difference']);
+const BRANCHING = new Set(['join', 'semijoin', 'antijoin', 'left_join', 'asof_join', 'aggregate', 'top_k', 'window_aggregate', 'difference']);
 
 function iterationOf(iteration: number | number[] | null): string {
   if (iteration === null) return '';
