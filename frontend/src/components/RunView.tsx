@@ -275,8 +275,9 @@ export function RunView({ runId }: Props) {
           }}
           onNewRun={() => void newRun()}
         />
+        {/* Who watches, and whose view this page follows: in the sticky head, in sight at the slider. */}
+        <WatchBar watching={watching} />
       </div>
-      <WatchBar watching={watching} />
       <ErrorText messages={actionErrors} testId="run-action-error" />
       {live.error && <ErrorText messages={[`Run error: ${live.error}`]} testId="run-error" />}
       {live.streamError && <p className="warning">{live.streamError}</p>}
