@@ -21,6 +21,7 @@ from runs.consumers import ACCESS_ENDED
 from runs.models import Run, TickOutput
 from tests.runs.test_consumer import _no_task_messages, connect, setup_run  # noqa: F401
 from tests.runs.test_consumer_access import rest
+from tests.watching import forget_presence_lists
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -70,6 +71,11 @@ async def presence_with(comm, condition, timeout=5, ping_every=None):
 
 def names(presence) -> list[str]:
     return [w["name"] or "guest" for w in presence["watchers"]]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_lists():
+    forget_presence_lists()
 
 
 @pytest.fixture
