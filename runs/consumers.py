@@ -297,7 +297,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     @database_sync_to_async
     def _current_tick(self) -> int:
-        return Run.objects.filter(pk=self.run_id).values_list("current_tick", flat=True).first()
+        tick = Run.objects.filter(pk=self.run_id).values_list("current_tick", flat=True).first()
+        return -1 if tick is None else tick  # deleted meanwhile: no tick is valid (the access check closes it)
 
     @database_sync_to_async
     def _circuit_node_ids(self) -> set[str]:
