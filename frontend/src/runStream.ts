@@ -19,6 +19,12 @@ export type StatusMessage = LiveSchemas['StatusMessage'];
 export type LagMessage = LiveSchemas['LagMessage'];
 export type ErrorMessage = LiveSchemas['ErrorMessage'];
 export type PingMessage = LiveSchemas['PingMessage'];
+/** Watching together (docs/collaboration.md): who has the run page open, and the presenter's view. */
+export type PresenceMessage = LiveSchemas['PresenceMessage'];
+export type ViewMessage = LiveSchemas['ViewMessage'];
+export type Watcher = LiveSchemas['Watcher'];
+export type SharedView = LiveSchemas['SharedView'];
+export type ClientMessage = LiveSchemas['ClientMessage'];
 
 /** "tick 3, node by_account: boom". */
 export function describeServerError(message: ErrorMessage): string {
@@ -41,6 +47,8 @@ export interface RunStreamHandlers {
   onDelta?(message: DeltaMessage): void;
   onStatus?(message: StatusMessage): void;
   onLag?(message: LagMessage): void;
+  onPresence?(message: PresenceMessage): void;
+  onView?(message: ViewMessage): void;
   onServerError?(message: string): void;
   onConnectionChange?(state: ConnectionState): void;
 }
@@ -73,6 +81,9 @@ export interface RunStreamOptions {
   heartbeatMs?: number;
   /** Reconnect when nothing at all arrived for this long while connected (0 = never). */
   idleTimeoutMs?: number;
+  /** Messages sent on every (re)connection, as soon as it opens (the run page's `join`
+   *  and, while sharing, its view): read at each opening. */
+  greeting?: () => ClientMessage[];
 }
 
 /** The browser's navigator.onLine and online/offline events (none outside a browser). */
@@ -130,6 +141,7 @@ export class RunStream {
   private readonly network: NetworkMonitor | null;
   private readonly heartbeatMs: number;
   private readonly idleTimeoutMs: number;
+  private readonly greeting: () => ClientMessage[];
 
   constructor(
     private readonly url: string,
@@ -141,6 +153,20 @@ export class RunStream {
     this.network = options.network === undefined ? (options.createSocket ? null : browserNetwork) : options.network;
     this.heartbeatMs = options.heartbeatMs ?? (options.createSocket ? 0 : HEARTBEAT_MS);
     this.idleTimeoutMs = options.idleTimeoutMs ?? (options.createSocket ? 0 : IDLE_TIMEOUT_MS);
+    this.greeting = options.greeting ?? (() => []);
+  }
+
+  /** Sends a message now if connected; false when not (the greeting says it again on the
+   *  next connection). */
+  send(message: ClientMessage): boolean {
+    const socket = this.socket;
+    if (!socket || this.state !== 'live' || !socket.send) return false;
+    try {
+      socket.send(JSON.stringify(message));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Sequence number of the last applied snapshot or delta; null before the first snapshot. */
@@ -222,6 +248,7 @@ export class RunStream {
       this.lastHeard = Date.now();
       this.startHeartbeat(socket);
       this.setState('live');
+      for (const message of this.greeting()) this.send(message);
     };
     socket.onmessage = (event) => {
       this.lastHeard = Date.now();
@@ -296,6 +323,12 @@ export class RunStream {
         break;
       case 'lag':
         this.handlers.onLag?.(message);
+        break;
+      case 'presence':
+        this.handlers.onPresence?.(message);
+        break;
+      case 'view':
+        this.handlers.onView?.(message);
         break;
       case 'error':
         this.handlers.onServerError?.(describeServerError(message));

@@ -8,7 +8,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @description Any message a client may send. */
-        ClientMessage: components["schemas"]["PingMessage"];
+        ClientMessage: components["schemas"]["PingMessage"] | components["schemas"]["JoinMessage"] | components["schemas"]["ShareViewMessage"];
         /** @description One committed tick: each output view's change. Numbered: `seq` is the tick. */
         DeltaMessage: {
             frontier: components["schemas"]["Frontier"];
@@ -22,9 +22,11 @@ export interface components {
             type: "delta";
             views: components["schemas"]["Views"];
         };
-        /** @description A tick failed (`tick` and `node` say where; a failed `status` follows), or the client sent a message the server does not understand (no `tick`). */
+        /** @description A tick failed (`tick` and `node` say where; a failed `status` follows), or the client sent a message the server does not understand or refused (no `tick`; the text starts with the message type and field, e.g. `share_view.tick: ...`, and `field` names the field when one was wrong). A refused message changed nothing and was not relayed. */
         ErrorMessage: {
             error: string;
+            /** @description The field of the client's message that was wrong. */
+            field?: string;
             node?: string | null;
             tick?: components["schemas"]["Tick"];
             /** @constant */
@@ -42,6 +44,11 @@ export interface components {
             waterline?: unknown;
         } & {
             [key: string]: unknown;
+        };
+        /** @description Put this socket on the run's presence list (the run page sends it on every connect). Then any message the socket sends (the ping every 15 s) keeps it there. */
+        JoinMessage: {
+            /** @constant */
+            type: "join";
         };
         /** @description Pushes accepted (202) but not applied yet, their rows, and the ticks needed to apply them. */
         Lag: {
@@ -69,7 +76,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description The only message a client may send (a heartbeat); the server answers pong. */
+        /** @description A heartbeat (the page sends one every 15 s); the server answers pong. */
         PingMessage: {
             /** @constant */
             type: "ping";
@@ -79,13 +86,34 @@ export interface components {
             /** @constant */
             type: "pong";
         };
+        /** @description Who has the run page open (those whose page sent `join`), the first to come first: sent to every joined socket when it joins and whenever the list changes (a join, a leave, a watcher reaped after 45 s unheard, someone starting or stopping sharing). Not numbered. */
+        PresenceMessage: {
+            /** @constant */
+            type: "presence";
+            watchers: components["schemas"]["Watcher"][];
+            /** @description The id of the receiving socket on the list. */
+            you: string;
+        };
         /**
          * @description created -> running <-> paused -> stopped / failed (stopped and failed are final).
          * @enum {string}
          */
         RunStatus: "created" | "running" | "paused" | "stopped" | "failed";
         /** @description Any message the server sends (clients must ignore a `type` they do not know). */
-        ServerMessage: components["schemas"]["SnapshotMessage"] | components["schemas"]["DeltaMessage"] | components["schemas"]["StatusMessage"] | components["schemas"]["LagMessage"] | components["schemas"]["ErrorMessage"] | components["schemas"]["PongMessage"];
+        ServerMessage: components["schemas"]["SnapshotMessage"] | components["schemas"]["DeltaMessage"] | components["schemas"]["StatusMessage"] | components["schemas"]["LagMessage"] | components["schemas"]["ErrorMessage"] | components["schemas"]["PongMessage"] | components["schemas"]["PresenceMessage"] | components["schemas"]["ViewMessage"];
+        /** @description Start sharing (or move) this page's view (`sharing`: true, with the view), or stop (`sharing`: false). Signed-in watchers only; `tick` must be a tick of the run, `node` a node of its circuit. At most 20 join/share_view messages a second per socket. */
+        ShareViewMessage: {
+            node?: string | null;
+            sharing: boolean;
+            tick?: number | null;
+            /** @constant */
+            type: "share_view";
+        };
+        /** @description What a presenter looks at: the tick of the run page's tick slider (null: the slider is closed, the latest tick) and the node open in the node inspector (null: none). */
+        SharedView: {
+            node: string | null;
+            tick: number | null;
+        };
         /** @description Every output view integrated up to `tick`, with that tick's frontier and stats. Numbered: `seq` is the last tick it includes. */
         SnapshotMessage: {
             frontier: components["schemas"]["Frontier"];
@@ -115,9 +143,30 @@ export interface components {
         };
         /** @description A run's tick number: 0, 1, 2, ... with no gap; -1 before the first tick. */
         Tick: number;
+        /** @description The presenter moved their view (relayed to every other joined socket of the run, not to the presenter's own). Starting and stopping sharing come as `presence`. */
+        ViewMessage: {
+            /** @description The presenter's socket id (a Watcher's id). */
+            from: string;
+            name: string;
+            node: string | null;
+            tick: number | null;
+            /** @constant */
+            type: "view";
+        };
         /** @description Per output view, its rows (integrated in a snapshot, its change in a delta). */
         Views: {
             [key: string]: components["schemas"]["WeightedRow"][];
+        };
+        /** @description One socket on the run page's presence list. `user` is null (and `name` empty) for a guest: an anonymous viewer of a public or shared run. */
+        Watcher: {
+            /** @description This socket's id on the list (not the user's: one user may have several tabs open). */
+            id: string;
+            name: string;
+            /** @description Sharing their view (at most one watcher of a run: the last to start). */
+            sharing: boolean;
+            user: number | null;
+            /** @description The shared view while `sharing`, else null. */
+            view: components["schemas"]["SharedView"] | null;
         };
         /** @description A row of a view with its multiplicity (a delta: +1 inserted, -1 deleted, any nonzero integer in general). */
         WeightedRow: {

@@ -1,45 +1,11 @@
-// Who is here: avatars for the page header (click one to follow that person's view), and
-// others' cursors and selections on the canvas; each page tells the others its view.
+// Who is here: avatars for the page header (collab/Avatars.tsx: click one to follow that
+// person's view), and others' cursors and selections on the canvas; each page tells the others its view.
 
 import { useInternalNode, useOnViewportChange, useReactFlow, useStoreApi, ViewportPortal, type Viewport } from '@xyflow/react';
 import { useEffect, useRef } from 'react';
 import type { Peer, View } from './useSharedDocument';
 
-export function Avatars({ peers, me, following = null, onFollow }: {
-  peers: Peer[];
-  me: { name: string; color: string };
-  /** Whose view this page follows. */
-  following?: number | null;
-  /** Follow (or, for the one followed, stop following) this person's view. */
-  onFollow?: (clientId: number | null) => void;
-}) {
-  const people = [{ clientId: 0, name: me.name, color: me.color, role: 'you' }, ...peers.map((p) => ({ ...p, role: p.role as string }))];
-  return (
-    <ul className="avatars" data-testid="presence" aria-label="People here">
-      {people.map((p) => {
-        const follows = p.role !== 'you' && onFollow ? () => onFollow(following === p.clientId ? null : p.clientId) : undefined;
-        return (
-          <li
-            key={p.clientId}
-            className={`avatar ${p.role === 'you' ? 'me' : ''} ${following === p.clientId ? 'followed' : ''}`}
-            style={{ background: p.color }}
-            title={`${p.name || 'anonymous'}${p.role === 'you' ? ' (you)' : p.role === 'viewer' ? ' (viewing)' : ''}`}
-            data-testid={p.role === 'you' ? 'avatar-me' : 'avatar'}
-            data-name={p.name}
-            role={follows ? 'button' : undefined}
-            tabIndex={follows ? 0 : undefined}
-            aria-pressed={follows ? following === p.clientId : undefined}
-            aria-label={follows ? `Follow ${p.name || 'anonymous'}'s view` : undefined}
-            onClick={follows}
-            onKeyDown={follows && ((e) => (e.key === 'Enter' || e.key === ' ') && follows())}
-          >
-            {(p.name || '?').slice(0, 1).toUpperCase()}
-          </li>
-        );
-      })}
-    </ul>
-  );
-}
+export { Avatars } from './Avatars';
 
 function Outline({ id, color }: { id: string; color: string }) {
   const node = useInternalNode(id);

@@ -20,6 +20,7 @@ import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
 import type { Doc } from '../editor/model';
 import type { DocumentHistory } from '../editor/useDocumentHistory';
+import { colorOf } from './colors';
 import { ownUndo, parts, readDocument, same, titleOf, writeDocument } from './circuitDoc';
 import type { TextCaret } from './SourceCarets';
 import type { SharedText } from './textBinding';
@@ -80,14 +81,7 @@ export interface SharedDocument {
   sourceCarets: TextCaret[];
 }
 
-const COLORS = ['#e11d48', '#2563eb', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d'];
-
-/** A person's colour, the same on every screen (from their name). */
-export function colorOf(name: string): string {
-  let h = 0;
-  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-  return COLORS[h % COLORS.length]!;
-}
+export { colorOf };
 
 const isView = (v: unknown): v is View =>
   !!v && typeof v === 'object' && ['x', 'y', 'zoom'].every((k) => Number.isFinite((v as Record<string, unknown>)[k]));

@@ -24,6 +24,8 @@ import '../verify/verify.css';
 import { NodeInspector } from '../inspect/NodeInspector';
 import { ConnectorStatus } from '../connectors/ConnectorStatus';
 import '../connectors/connectors.css';
+import { useWatching } from '../watch/useWatching';
+import { WatchBar } from '../watch/WatchBar';
 
 // The graph canvas (@xyflow/react) loads after the rest of the page.
 const ProfilePanel = lazy(() => import('../profile/ProfilePanel').then((m) => ({ default: m.ProfilePanel })));
@@ -62,6 +64,9 @@ export function RunView({ runId }: Props) {
   const [explaining, setExplaining] = useState<ExplainTarget | null>(null);
   const closeExplain = useCallback(() => setExplaining(null), []);
   const [inspected, setInspected] = useState<string | null>(null);
+  /** The tick slider's tick (null: closed): with `inspected`, what "Share my view" shares. */
+  const [sliderTick, setSliderTick] = useState<number | null>(null);
+  const watching = useWatching({ tick: sliderTick, node: inspected });
   const loaded = run !== null;
   const circuitId = run?.circuit ?? null;
   const runVersion = run?.version ?? null;
@@ -138,12 +143,18 @@ export function RunView({ runId }: Props) {
       onDelta: (message) => dispatch({ type: 'delta', message }),
       onStatus: (message) => dispatch({ type: 'status', message }),
       onLag: (message) => dispatch({ type: 'lag', message }),
+      onPresence: watching.onPresence,
+      onView: watching.onView,
       onServerError: (message) => dispatch({ type: 'streamError', message }),
       onConnectionChange: (state) => dispatch({ type: 'connection', state }),
-    });
+    }, { greeting: watching.greeting });
+    watching.attach(stream);
     stream.start();
-    return () => stream.close();
-  }, [runId, loaded, loadHistory]);
+    return () => {
+      watching.attach(null);
+      stream.close();
+    };
+  }, [runId, loaded, loadHistory, watching.onPresence, watching.onView, watching.greeting, watching.attach]);
 
   const status = live.status ?? run?.status ?? 'created';
   const finished = FINISHED.has(status);
@@ -207,6 +218,29 @@ export function RunView({ runId }: Props) {
   );
   const labelOf = useCallback((key: string) => seriesLabel(key, live.views), [live.views]);
   const profile = useProfile(run?.id ?? null, live.tick ?? run?.current_tick ?? null);
+  const selectInProfile = useRef(profile.select);
+  selectInProfile.current = profile.select;
+
+  // Following someone's view: their tick and node become this page's.
+  const followed = watching.followed;
+  const following = followed !== null;
+  useEffect(() => {
+    if (!followed) return;
+    setSliderTick(followed.tick);
+    setInspected(followed.node);
+    if (followed.node) selectInProfile.current(followed.node);
+  }, [following, followed?.tick, followed?.node]); // eslint-disable-line react-hooks/exhaustive-deps
+  // Moving the slider or picking a node yourself stops following (as the button does).
+  const { stopFollowing } = watching;
+  const ownTick = useCallback((t: number | null) => {
+    if (following) stopFollowing();
+    setSliderTick(t);
+  }, [following, stopFollowing]);
+  const ownNode = useCallback((node: string | null) => {
+    if (following) stopFollowing();
+    setInspected(node);
+    if (node) selectInProfile.current(node);
+  }, [following, stopFollowing]);
 
   if (loadErrors.length) return <ErrorText messages={loadErrors} />;
   if (!run) return <p className="muted">Loading…</p>;
@@ -241,6 +275,8 @@ export function RunView({ runId }: Props) {
           }}
           onNewRun={() => void newRun()}
         />
+        {/* Who watches, and whose view this page follows: in the sticky head, in sight at the slider. */}
+        <WatchBar watching={watching} />
       </div>
       <ErrorText messages={actionErrors} testId="run-action-error" />
       {live.error && <ErrorText messages={[`Run error: ${live.error}`]} testId="run-error" />}
@@ -291,11 +327,11 @@ export function RunView({ runId }: Props) {
             <div className={inspected ? 'graph-with-inspector' : undefined}>
               <Suspense fallback={<p className="muted">Loading the graph…</p>}>
                 <RunGraph document={document} frontier={live.frontier} stats={live.stats} statsTick={live.statsTick}
-                  onNodeClick={(node) => { setInspected(node); profile.select(node); }} inspected={inspected}
+                  onNodeClick={ownNode} inspected={inspected}
                   heat={profile.heat} />
               </Suspense>
               {inspected && (
-                <NodeInspector key={inspected} runId={run.id} node={inspected} currentTick={tick} onClose={() => setInspected(null)} />
+                <NodeInspector key={inspected} runId={run.id} node={inspected} currentTick={tick} onClose={() => ownNode(null)} />
               )}
             </div>
           ) : (
@@ -324,7 +360,7 @@ export function RunView({ runId }: Props) {
           </summary>
           <TickChart points={live.chart} keys={keys} selected={selected} onSelect={setChosenSeries} labelOf={labelOf} />
           <h4>Outputs at a past tick</h4>
-          <TickSlider runId={run.id} lastTick={tick} onExplain={(view, row, at) => setExplaining({ view, row, tick: at })} />
+          <TickSlider runId={run.id} lastTick={tick} tick={sliderTick} onTickChange={ownTick} onExplain={(view, row, at) => setExplaining({ view, row, tick: at })} />
         </details>
       </div>
     </section>

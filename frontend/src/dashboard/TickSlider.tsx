@@ -14,10 +14,17 @@ interface Props {
   lastTick: number;
   /** When given, each past row has an "Explain" button: why was it there after that tick? */
   onExplain?: (view: string, row: Row, tick: number) => void;
+  /** Controlled: the tick shown (null: the slider is closed). With `onTickChange`, the
+   *  page owns it (the run page shares and follows it: watch/useWatching.ts). */
+  tick?: number | null;
+  onTickChange?: (tick: number | null) => void;
 }
 
-export function TickSlider({ runId, lastTick, onExplain }: Props) {
-  const [tick, setTick] = useState<number | null>(null);
+export function TickSlider({ runId, lastTick, onExplain, tick: shown, onTickChange }: Props) {
+  const [own, setOwn] = useState<number | null>(null);
+  const controlled = onTickChange !== undefined;
+  const tick = controlled ? (shown ?? null) : own;
+  const setTick = controlled ? onTickChange : setOwn;
   const [outputs, setOutputs] = useState<OutputsAtTick | null>(null);
   const [loading, setLoading] = useState(false);
   const [errors, setErrors] = useState<string[]>([]);
