@@ -80,7 +80,8 @@ export function GeneratorPanel({ runId, input, disabled = false, onPushed }: Pro
       </div>
       {status && (
         <p className="muted small" data-testid={`generator-status-${name}`} data-rows={status.rowsSent}>
-          {running ? 'Streaming' : 'Stopped'}: {status.rowsSent} rows in {status.pushes} pushes
+          {running ? 'Streaming' : status.inFlight ? 'Stopping (a push on its way)' : 'Stopped'}: {status.rowsSent} rows in{' '}
+          {status.pushes} pushes
           {status.backpressureUntil
             ? ` · server busy (429), retrying in ${Math.max(0, Math.ceil((status.backpressureUntil - now) / 1000))} s`
             : ''}

@@ -75,6 +75,9 @@ export function randomRow(schema: readonly Column[], rng: Random, serial: number
 
 export interface GeneratorStatus {
   running: boolean;
+  /** A push is on its way: after stop() its rows may still be accepted (and counted), so
+   * the count is final only once this is false. */
+  inFlight: boolean;
   rowsSent: number;
   pushes: number;
   /** Set while waiting out a 429: when the retry happens (ms since epoch). */
@@ -113,6 +116,7 @@ export interface GeneratorOptions {
 export class RowGenerator {
   private status: GeneratorStatus = {
     running: false,
+    inFlight: false,
     rowsSent: 0,
     pushes: 0,
     backpressureUntil: null,
@@ -129,6 +133,8 @@ export class RowGenerator {
   private readonly intervalMs: number;
   private readonly newKey: () => string;
   private generation = 0;
+  /** Pushes on their way (a restart while one is in flight can make two). */
+  private pending = 0;
 
   constructor(private readonly options: GeneratorOptions) {
     this.rng = options.rng ?? Math.random;
@@ -198,12 +204,20 @@ export class RowGenerator {
   private async send(records: ChangeRecord[], key: string, generation: number): Promise<boolean> {
     for (;;) {
       if (generation !== this.generation) return false;
+      this.pending += 1;
+      this.update({ inFlight: true });
       try {
         await this.options.push(records, key);
         // Accepted rows count even when the generator was stopped while the push was in flight.
-        this.update({ rowsSent: this.status.rowsSent + records.length, pushes: this.status.pushes + 1, backpressureUntil: null });
+        this.update({
+          rowsSent: this.status.rowsSent + records.length,
+          pushes: this.status.pushes + 1,
+          backpressureUntil: null,
+          inFlight: --this.pending > 0,
+        });
         return generation === this.generation;
       } catch (error) {
+        this.update({ inFlight: --this.pending > 0 });
         if (generation !== this.generation) return false;
         if (error instanceof BackpressureError) {
           const until = this.clock.now() + error.retryAfterMs;
