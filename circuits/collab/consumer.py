@@ -9,6 +9,10 @@ Channels consumer.
   the others; a viewer's update is dropped here, so a page that let one through changes
   nothing. Awareness (presence) messages pass for both roles, with the name of the
   signed-in user written in by the server (no one appears as someone else).
+- Each writer's update is recorded with its author and what it changed, as items of a
+  circuit diff (circuits/authorship.py): the socket's copy of the document is read as a
+  circuit document before and after the update (the last reading is kept until someone
+  else's update changes the copy).
 - Access is rechecked when it may have ended (`circuit_access_changed`: visibility,
   grants, share token; a deleted circuit) and every RECHECK_EVERY seconds; a socket whose
   user lost access is closed with ACCESS_ENDED (4403), one who lost edit access becomes a
@@ -36,6 +40,7 @@ from pycrdt.websocket.django_channels_consumer import YjsConsumer
 from ..access import can_edit
 from ..models import Circuit
 from . import store
+from .layout import to_document
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +98,7 @@ class CircuitDocConsumer(YjsConsumer):
         self.clients: dict[int, int] = {}  # this socket's awareness client ids -> last clock
         self.presence: bytes | None = None  # this socket's last awareness update
         self._recheck = None
+        self._read: dict | None = None  # the copy as a circuit document, until it changes
         if self.role is None:
             await self.close(code=NOT_FOUND)  # same answer as a circuit that does not exist
             return
@@ -141,13 +147,24 @@ class CircuitDocConsumer(YjsConsumer):
         update = read_message(message[1:])
         if update == _EMPTY_UPDATE:
             return
-        try:
-            await database_sync_to_async(store.append)(self.document_id, update)  # stored before anyone sees it
+        before = self._read if self._read is not None else self._reading()
+        self.ydoc.apply_update(update)
+        self._read = after = self._reading()
+        author = (self.scope["user"].pk, before, after) if before is not None and after is not None else None
+        try:  # stored (with its author) before anyone sees it
+            await database_sync_to_async(store.append)(self.document_id, update, author)
         except (IntegrityError, ObjectDoesNotExist):  # the circuit was deleted meanwhile
             await self.close(code=ACCESS_ENDED, reason="this circuit was deleted")
             return
-        self.ydoc.apply_update(update)
         await self._broadcast(create_update_message(update))
+
+    def _reading(self) -> dict | None:
+        """The copy as a circuit document (None when it is not one: nothing is attributed)."""
+        try:
+            return to_document(self.ydoc)[0]
+        except Exception:  # noqa: BLE001 - a malformed document is stored and sent as before
+            log.warning("circuit %s: its shared document does not read as a circuit document", self.circuit_id)
+            return None
 
     async def _receive_awareness(self, update: bytes) -> None:
         user = self.scope["user"]
@@ -173,6 +190,7 @@ class CircuitDocConsumer(YjsConsumer):
         message = event["message"]
         if message[0] == YMessageType.SYNC:
             handle_sync_message(message[1:], self.ydoc)
+            self._read = None
         await self.send(bytes_data=message)
 
     async def doc_hello(self, event) -> None:
