@@ -45,6 +45,20 @@ describe('VersionDiffView', () => {
     expect(screen.getByTestId('diff-document-field').textContent).toBe('~ metadata.source.text: SELECT 1 → SELECT 2 · bob');
   });
 
+  it('cuts a long text of the document to a line, whole on hover, and leaves node values whole', () => {
+    const long = `SELECT ${'amount, '.repeat(40)}id FROM orders`;
+    const predicate = `amount > ${'1'.repeat(150)}`;
+    const changes = { 'params.predicate': { from: 'amount > 100', to: predicate } };
+    render(
+      <VersionDiffView
+        diff={{ ...diff, nodes: { ...diff.nodes, changed: [{ id: 'big', fields: ['params.predicate'], changes }] }, document: { 'metadata.source.text': { from: 'SELECT 1', to: long } } }}
+      />,
+    );
+    const shownText = screen.getByTitle(long);
+    expect(shownText.textContent).toBe(`${long.slice(0, 119)}…`);
+    expect(screen.getAllByTestId('diff-field')[0]!.textContent).toContain(predicate);
+  });
+
   it('says there is no difference only when nothing changed, the document included', () => {
     const none = { ...diff, nodes: { added: [], removed: [], changed: [] }, edges: { added: [], removed: [] }, authors: [] };
     const { rerender } = render(<VersionDiffView diff={none} />);

@@ -14,11 +14,18 @@ const wire = (e: { from: { node: string; port: string }; to: { node: string; por
 const edgeName = (e: { from: { node: string; port: string }; to: { node: string; port: string } }) =>
   `${e.from.node}.${e.from.port}->${e.to.node}.${e.to.port}`;
 
-/** A changed value as the document holds it ("—" when the field was absent); long text cut. */
-const shown = (value: unknown) => {
-  const text = value === undefined || value === null ? '—' : typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
-};
+/** A changed value as the document holds it ("—" when the field was absent). */
+const shown = (value: unknown) => (value === undefined || value === null ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
+
+/** The document's text (a whole SQL program) cut to a line's worth; the whole on hover. */
+function Text({ value, className }: { value: unknown; className: string }) {
+  const text = shown(value);
+  return (
+    <span className={className} title={text}>
+      {text.length > 120 ? `${text.slice(0, 119)}…` : text}
+    </span>
+  );
+}
 
 type Item = Pick<ChangeAuthors, 'change' | 'node' | 'field' | 'edge'>;
 const keyOf = (i: Item) => [i.change, i.node ?? '', i.field ?? '', i.edge ?? ''].join('\u001f');
@@ -92,7 +99,7 @@ export function VersionDiffView({ diff }: { diff: VersionDiff }) {
         ))}
         {documentFields.map(([field, change]) => (
           <li key={`doc ${field}`} data-testid="diff-document-field" data-field={field}>
-            ~ {field}: <span className="minus">{shown(change?.from)}</span> → <span className="plus">{shown(change?.to)}</span>
+            ~ {field}: <Text className="minus" value={change?.from} /> → <Text className="plus" value={change?.to} />
             <By names={names} item={{ change: 'document_changed', field }} />
           </li>
         ))}
