@@ -61,6 +61,8 @@ def diff_documents(a, b) -> dict:
     edges_a, edges_b = _edges(a), _edges(b)
     changed = []
     for node_id in nodes_a.keys() & nodes_b.keys():
+        if nodes_a[node_id] == nodes_b[node_id]:
+            continue  # (most nodes, in a diff of one edit: no need to flatten them)
         changes = node_changes(nodes_a[node_id], nodes_b[node_id])
         if changes:
             changed.append({"id": node_id, "fields": list(changes), "changes": changes})

@@ -11,8 +11,8 @@ Channels consumer.
   signed-in user written in by the server (no one appears as someone else).
 - Each writer's update is recorded with its author and what it changed, as items of a
   circuit diff (circuits/authorship.py): the socket's copy of the document is read as a
-  circuit document before and after the update (the last reading is kept until someone
-  else's update changes the copy).
+  circuit document before and after the update, re-reading only what it touched
+  (reading.py).
 - Access is rechecked when it may have ended (`circuit_access_changed`: visibility,
   grants, share token; a deleted circuit) and every RECHECK_EVERY seconds; a socket whose
   user lost access is closed with ACCESS_ENDED (4403), one who lost edit access becomes a
@@ -40,7 +40,7 @@ from pycrdt.websocket.django_channels_consumer import YjsConsumer
 from ..access import can_edit
 from ..models import Circuit
 from . import store
-from .layout import to_document
+from .reading import CircuitReading
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class CircuitDocConsumer(YjsConsumer):
         self.clients: dict[int, int] = {}  # this socket's awareness client ids -> last clock
         self.presence: bytes | None = None  # this socket's last awareness update
         self._recheck = None
-        self._read: dict | None = None  # the copy as a circuit document, until it changes
+        self.reading: CircuitReading | None = None
         if self.role is None:
             await self.close(code=NOT_FOUND)  # same answer as a circuit that does not exist
             return
@@ -106,6 +106,7 @@ class CircuitDocConsumer(YjsConsumer):
         # Join first, then read: an update sent meanwhile arrives as a group message.
         await self.channel_layer.group_add(self.room_name, self.channel_name)
         self.ydoc = await self.make_ydoc()
+        self.reading = CircuitReading(self.ydoc)
         await self.accept()
         await self.send(bytes_data=create_sync_message(self.ydoc))
         await self.send(bytes_data=role_message(self.role))
@@ -116,6 +117,8 @@ class CircuitDocConsumer(YjsConsumer):
     async def disconnect(self, code) -> None:
         if self._recheck is not None:
             self._recheck.cancel()
+        if getattr(self, "reading", None) is not None:
+            self.reading.close()
         if self.room_name is None or self.role is None:
             return
         await self.channel_layer.group_discard(self.room_name, self.channel_name)
@@ -147,24 +150,14 @@ class CircuitDocConsumer(YjsConsumer):
         update = read_message(message[1:])
         if update == _EMPTY_UPDATE:
             return
-        before = self._read if self._read is not None else self._reading()
-        self.ydoc.apply_update(update)
-        self._read = after = self._reading()
-        author = (self.scope["user"].pk, before, after) if before is not None and after is not None else None
+        change = self.reading.apply(update)  # applied to this socket's copy; the part it touched, before and after
+        author = (self.scope["user"].pk, *change) if change is not None else None
         try:  # stored (with its author) before anyone sees it
             await database_sync_to_async(store.append)(self.document_id, update, author)
         except (IntegrityError, ObjectDoesNotExist):  # the circuit was deleted meanwhile
             await self.close(code=ACCESS_ENDED, reason="this circuit was deleted")
             return
         await self._broadcast(create_update_message(update))
-
-    def _reading(self) -> dict | None:
-        """The copy as a circuit document (None when it is not one: nothing is attributed)."""
-        try:
-            return to_document(self.ydoc)[0]
-        except Exception:  # noqa: BLE001 - a malformed document is stored and sent as before
-            log.warning("circuit %s: its shared document does not read as a circuit document", self.circuit_id)
-            return None
 
     async def _receive_awareness(self, update: bytes) -> None:
         user = self.scope["user"]
@@ -189,8 +182,7 @@ class CircuitDocConsumer(YjsConsumer):
             return
         message = event["message"]
         if message[0] == YMessageType.SYNC:
-            handle_sync_message(message[1:], self.ydoc)
-            self._read = None
+            handle_sync_message(message[1:], self.ydoc)  # (self.reading notes what it touched)
         await self.send(bytes_data=message)
 
     async def doc_hello(self, event) -> None:

@@ -197,3 +197,4 @@ async def test_a_rest_save_without_co_editing_is_the_savers(make_user):
     document["nodes"][1]["params"]["predicate"] = "amount > 5"
     version = await save(circuit, bob, document)
     assert authors(version) == {("node_changed", "big", "params.predicate", None): ["bob"]}
+
