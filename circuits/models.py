@@ -99,6 +99,9 @@ class CircuitVersion(models.Model):
     problems = models.JSONField(default=list)
     #: what the author said about this version when saving it ("" when nothing)
     message = models.CharField(max_length=500, blank=True, default="")
+    #: who changed what since the previous version (circuits/authorship.py): one entry per
+    #: item of the diff from it, {"change", "node"/"field"/"edge", "authors": [username, ...]}
+    authors = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -139,6 +142,23 @@ class SharedDocumentUpdate(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+
+class SharedDocumentEdit(models.Model):
+    """The authorship ledger (circuits/authorship.py): `user` changed `item` (one item of
+    circuits/diff.py's `changed_items`, keyed by `item_key`) in the shared document since
+    the last version. One row per user and item however often they change it (dragging a
+    node is one row per coordinate); compaction leaves these rows alone, saving a version
+    reads them into the version's `authors` and deletes them."""
+
+    document = models.ForeignKey(SharedDocument, on_delete=models.CASCADE, related_name="edits")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    item = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["document", "user", "item"], name="one_edit_per_user_and_item")]
 
 
 class CommentThread(models.Model):

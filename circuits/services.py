@@ -15,6 +15,7 @@ from dbsp import budget, compile_plan
 from dbsp.limits import document_problems
 from dbsp.validate import check
 
+from .authorship import attribute
 from .models import Circuit, CircuitGrant, CircuitVersion, Tag, Visibility, new_share_token
 from .signals import circuit_access_changed, circuit_deleting
 
@@ -217,12 +218,15 @@ def revoke_share_token(circuit: Circuit) -> Circuit:
 
 
 @transaction.atomic
-def add_version(circuit: Circuit, document, message: str = "") -> CircuitVersion:
+def add_version(circuit: Circuit, document, message: str = "", saver=None) -> CircuitVersion:
+    """A new version holding `document`, naming who changed each item of its diff from the
+    latest (circuits/authorship.py: the co-editors recorded for it, else `saver`)."""
     _require_valid(document)
     circuit = Circuit.objects.select_for_update().get(pk=circuit.pk)
     latest = circuit.latest_version
+    authors = attribute(circuit, latest.document if latest else None, document, saver)
     version = CircuitVersion.objects.create(circuit=circuit, number=(latest.number + 1) if latest else 1, document=document,
-                                            message=message)
+                                            message=message, authors=authors)
     circuit.save(update_fields=["updated_at"])
     return version
 

@@ -1,6 +1,7 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from ..diff import CHANGES
 from ..models import Circuit, CircuitGrant, CircuitVersion, Visibility
 from .. import access
 
@@ -122,12 +123,22 @@ class ValidationResultSerializer(serializers.Serializer):
     schemas = serializers.DictField(help_text="node id -> [{name, type, nullable}], the schema each node produces")
 
 
+class ChangeAuthorsSerializer(serializers.Serializer):
+    change = serializers.ChoiceField(choices=list(CHANGES), help_text="what changed: a node, one field of a node, a wire, one field of the document")
+    node = serializers.CharField(required=False, help_text="the node's id (node_added, node_removed, node_changed)")
+    field = serializers.CharField(required=False, help_text="the dotted path of the field (node_changed, document_changed), e.g. params.predicate")
+    edge = serializers.CharField(required=False, help_text="the wire, `from.port->to.port` (edge_added, edge_removed)")
+    authors = serializers.ListField(child=serializers.CharField(), help_text="who changed it, in the order they first did (usernames)")
+
+
 class VersionDiffSerializer(serializers.Serializer):
     circuit = serializers.IntegerField()
     a = serializers.IntegerField(help_text="the version compared from")
     b = serializers.IntegerField(help_text="the version compared to")
     nodes = serializers.DictField(help_text="{added: [node], removed: [node], changed: [{id, fields, changes}]}")
     edges = serializers.DictField(help_text="{added: [edge], removed: [edge]}")
+    document = serializers.DictField(help_text="the document's own fields that changed (e.g. metadata.source.text): {path: {from, to}}")
+    authors = ChangeAuthorsSerializer(many=True, help_text="every item of the diff with who changed it (docs/collaboration.md)")
 
 
 class ForkSerializer(serializers.Serializer):

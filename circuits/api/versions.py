@@ -4,6 +4,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..access import readable_circuit
+from ..authorship import authors_between
 from ..diff import diff_documents
 from ..services import ServiceError
 from .serializers import VersionDiffSerializer, VersionSerializer
@@ -24,10 +25,12 @@ class VersionView(APIView):
 
 
 class VersionDiffView(APIView):
-    """Nodes added/removed/changed (with the changed fields) and edges added/removed from version a to b."""
+    """Nodes added/removed/changed (with the changed fields), edges added/removed and the
+    document's fields changed from version a to b, with who changed each."""
 
     @extend_schema(responses=VersionDiffSerializer)
     def get(self, request, pk, a, b):
         circuit = readable_circuit(request, pk)
         before, after = version_of(circuit, a), version_of(circuit, b)
-        return Response({"circuit": circuit.pk, "a": a, "b": b, **diff_documents(before.document, after.document)})
+        diff = diff_documents(before.document, after.document)
+        return Response({"circuit": circuit.pk, "a": a, "b": b, **diff, "authors": authors_between(circuit, a, b, diff)})

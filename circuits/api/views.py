@@ -68,7 +68,7 @@ class CircuitViewSet(DocumentBody, viewsets.ModelViewSet):
         if serializer.validated_data.get("visibility", serializer.instance.visibility) != serializer.instance.visibility:
             services.notify_access_changed(serializer.instance)
         if document is not None:
-            services.add_version(serializer.instance, document)
+            services.add_version(serializer.instance, document, saver=self.request.user)
         if tags is not None:
             services.set_tags(serializer.instance, tags)
         serializer.save()
@@ -87,7 +87,8 @@ class CircuitViewSet(DocumentBody, viewsets.ModelViewSet):
         require_editor(request, circuit)
         body = NewVersionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        version = services.add_version(circuit, body.validated_data["document"], body.validated_data["message"])
+        version = services.add_version(circuit, body.validated_data["document"], body.validated_data["message"],
+                                       saver=request.user)
         return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 

@@ -9,6 +9,10 @@ Channels consumer.
   the others; a viewer's update is dropped here, so a page that let one through changes
   nothing. Awareness (presence) messages pass for both roles, with the name of the
   signed-in user written in by the server (no one appears as someone else).
+- Each writer's update is recorded with its author and what it changed, as items of a
+  circuit diff (circuits/authorship.py): the socket's copy of the document is read as a
+  circuit document before and after the update, re-reading only what it touched
+  (reading.py).
 - Access is rechecked when it may have ended (`circuit_access_changed`: visibility,
   grants, share token; a deleted circuit) and every RECHECK_EVERY seconds; a socket whose
   user lost access is closed with ACCESS_ENDED (4403), one who lost edit access becomes a
@@ -36,6 +40,7 @@ from pycrdt.websocket.django_channels_consumer import YjsConsumer
 from ..access import can_edit
 from ..models import Circuit
 from . import store
+from .reading import CircuitReading
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +103,7 @@ class CircuitDocConsumer(YjsConsumer):
         self.clients: dict[int, int] = {}  # this socket's awareness client ids -> last clock
         self.presence: bytes | None = None  # this socket's last awareness update
         self._recheck = None
+        self.reading: CircuitReading | None = None
         if self.role is None:
             await self.close(code=NOT_FOUND)  # same answer as a circuit that does not exist
             return
@@ -105,6 +111,7 @@ class CircuitDocConsumer(YjsConsumer):
         # Join first, then read: an update sent meanwhile arrives as a group message.
         await self.channel_layer.group_add(self.room_name, self.channel_name)
         self.ydoc = await self.make_ydoc()
+        self.reading = CircuitReading(self.ydoc)
         await self.accept()
         await self.send(bytes_data=create_sync_message(self.ydoc))
         await self.send(bytes_data=role_message(self.role))
@@ -115,6 +122,8 @@ class CircuitDocConsumer(YjsConsumer):
     async def disconnect(self, code) -> None:
         if self._recheck is not None:
             self._recheck.cancel()
+        if getattr(self, "reading", None) is not None:
+            self.reading.close()
         if self.room_name is None or self.role is None:
             return
         await self.channel_layer.group_discard(self.room_name, self.channel_name)
@@ -146,12 +155,13 @@ class CircuitDocConsumer(YjsConsumer):
         update = read_message(message[1:])
         if update == _EMPTY_UPDATE:
             return
-        try:
-            await database_sync_to_async(store.append)(self.document_id, update)  # stored before anyone sees it
+        change = self.reading.apply(update)  # applied to this socket's copy; the part it touched, before and after
+        author = (self.scope["user"].pk, *change) if change is not None else None
+        try:  # stored (with its author) before anyone sees it
+            await database_sync_to_async(store.append)(self.document_id, update, author)
         except (IntegrityError, ObjectDoesNotExist):  # the circuit was deleted meanwhile
             await self.close(code=ACCESS_ENDED, reason="this circuit was deleted")
             return
-        self.ydoc.apply_update(update)
         await self._broadcast(create_update_message(update))
 
     async def _receive_awareness(self, update: bytes) -> None:
@@ -177,7 +187,7 @@ class CircuitDocConsumer(YjsConsumer):
             return
         message = event["message"]
         if message[0] == YMessageType.SYNC:
-            handle_sync_message(message[1:], self.ydoc)
+            handle_sync_message(message[1:], self.ydoc)  # (self.reading notes what it touched)
         await self.send(bytes_data=message)
 
     async def doc_comment(self, event) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from pycrdt import Doc
 
+from .. import authorship
 from ..models import Circuit, SharedDocument, SharedDocumentUpdate
 from .layout import seed
 
@@ -42,9 +43,14 @@ def load(circuit: Circuit) -> tuple[Doc, int]:
     return doc, shared.pk
 
 
-def append(document_id: int, update: bytes) -> None:
-    """Keep one writer's update; compact when enough have gathered."""
-    SharedDocumentUpdate.objects.create(document_id=document_id, update=update)
+def append(document_id: int, update: bytes, author: tuple[int, dict, dict] | None = None) -> None:
+    """Keep one writer's update, and with it who sent it and what it changed (`author`:
+    the user's id and the circuit documents before and after it, for the authorship
+    ledger, which compaction leaves alone); compact when enough have gathered."""
+    with transaction.atomic():
+        SharedDocumentUpdate.objects.create(document_id=document_id, update=update)
+        if author is not None:
+            authorship.record(document_id, *author)
     if SharedDocumentUpdate.objects.filter(document_id=document_id).count() >= COMPACT_EVERY:
         compact(document_id)
 

@@ -33,11 +33,15 @@ interface DiffEdge {
   to: { node: string; port: string };
 }
 
-/** Two versions compared. The schema types `nodes` and `edges` (dict fields) as bare objects. */
-export type VersionDiff = Omit<ApiSchemas['VersionDiff'], 'nodes' | 'edges'> & {
+/** Two versions compared. The schema types `nodes`, `edges` and `document` (dict fields) as bare objects. */
+export type VersionDiff = Omit<ApiSchemas['VersionDiff'], 'nodes' | 'edges' | 'document'> & {
   nodes: { added: { id: string; kind?: string }[]; removed: { id: string; kind?: string }[]; changed: { id: string; fields: string[]; changes?: Record<string, { from?: unknown; to?: unknown }> }[] };
   edges: { added: DiffEdge[]; removed: DiffEdge[] };
+  document: Record<string, { from?: unknown; to?: unknown }>;
 };
+
+/** One item of a version diff with who changed it (docs/collaboration.md, "Who changed what"). */
+export type ChangeAuthors = ApiSchemas['ChangeAuthors'];
 
 /** A circuit (tags, forked_from, can_edit and can_operate included). */
 export type EditorCircuit = Circuit;

@@ -337,7 +337,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Nodes added/removed/changed (with the changed fields) and edges added/removed from version a to b. */
+        /**
+         * @description Nodes added/removed/changed (with the changed fields), edges added/removed and the
+         *     document's fields changed from version a to b, with who changed each.
+         */
         get: operations["circuits_versions_diff_retrieve"];
         put?: never;
         post?: never;
@@ -1026,6 +1029,37 @@ export interface components {
             /** @description +n inserted, -n deleted */
             weight: number;
         };
+        ChangeAuthors: {
+            /** @description who changed it, in the order they first did (usernames) */
+            authors: string[];
+            /**
+             * @description what changed: a node, one field of a node, a wire, one field of the document
+             *
+             *     * `node_added` - node_added
+             *     * `node_removed` - node_removed
+             *     * `node_changed` - node_changed
+             *     * `edge_added` - edge_added
+             *     * `edge_removed` - edge_removed
+             *     * `document_changed` - document_changed
+             */
+            change: components["schemas"]["ChangeEnum"];
+            /** @description the wire, `from.port->to.port` (edge_added, edge_removed) */
+            edge?: string;
+            /** @description the dotted path of the field (node_changed, document_changed), e.g. params.predicate */
+            field?: string;
+            /** @description the node's id (node_added, node_removed, node_changed) */
+            node?: string;
+        };
+        /**
+         * @description * `node_added` - node_added
+         *     * `node_removed` - node_removed
+         *     * `node_changed` - node_changed
+         *     * `edge_added` - edge_added
+         *     * `edge_removed` - edge_removed
+         *     * `document_changed` - document_changed
+         * @enum {string}
+         */
+        ChangeEnum: "node_added" | "node_removed" | "node_changed" | "edge_added" | "edge_removed" | "document_changed";
         Circuit: {
             /** @description The requester may write comments: the owner or a user it is shared with (any grant). */
             readonly can_comment: boolean;
@@ -2201,9 +2235,15 @@ export interface components {
         VersionDiff: {
             /** @description the version compared from */
             a: number;
+            /** @description every item of the diff with who changed it (docs/collaboration.md) */
+            authors: components["schemas"]["ChangeAuthors"][];
             /** @description the version compared to */
             b: number;
             circuit: number;
+            /** @description the document's own fields that changed (e.g. metadata.source.text): {path: {from, to}} */
+            document: {
+                [key: string]: unknown;
+            };
             /** @description {added: [edge], removed: [edge]} */
             edges: {
                 [key: string]: unknown;

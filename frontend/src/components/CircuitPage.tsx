@@ -17,6 +17,7 @@ import { ErrorText, messagesOf } from './ErrorText';
 import { SourcePane, sourceOf } from '../sources/SourcePane';
 import { RunsTable } from './RunsTable';
 import { ShareDialog } from './ShareDialog';
+import { VersionDiffView } from './VersionDiffView';
 
 // The compiled plan's canvas is a chunk of its own, loaded when the plan is first shown.
 const PlanPane = lazy(() => import('./PlanPane').then((m) => ({ default: m.PlanPane })));
@@ -498,6 +499,9 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
       active = false;
     };
   }, [circuit.id, latest]);
+  // Someone editing with you may have saved a version this page has not been told of: the
+  // list fetched when the panel opened knows it.
+  const newest = Math.max(latest ?? 0, ...(versions ?? []).map((v) => v.number)) || undefined;
 
   const [diff, setDiff] = useState<VersionDiff | null>(null);
   const compare = async (a: number, b: number) => {
@@ -538,16 +542,16 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
                 — {v.message}
               </span>
             )}
-            {v.number === latest && <span className="badge">latest</span>}
+            {v.number === newest && <span className="badge">latest</span>}
             <button type="button" data-testid={`version-load-${v.number}`} onClick={() => v.document && onLoad(v.document as Doc, v.number)}>
               View in editor
             </button>
-            {v.number !== latest && latest !== undefined && (
-              <button type="button" data-testid={`version-diff-${v.number}`} onClick={() => void compare(v.number, latest)}>
+            {v.number !== newest && newest !== undefined && (
+              <button type="button" data-testid={`version-diff-${v.number}`} onClick={() => void compare(v.number, newest)}>
                 Diff vs latest
               </button>
             )}
-            {!readOnly && v.number !== latest && (
+            {!readOnly && v.number !== newest && (
               <button type="button" data-testid={`version-restore-${v.number}`} onClick={() => void restore(v)}>
                 Restore
               </button>
@@ -555,52 +559,8 @@ function VersionHistory({ circuit, readOnly, onLoad, onRestored }: {
           </li>
         ))}
       </ul>
-      {diff && <DiffView diff={diff} />}
+      {diff && <VersionDiffView diff={diff} />}
     </div>
   );
 }
 
-const wire = (e: { from: { node: string; port: string }; to: { node: string; port: string } }) =>
-  `${e.from.node}.${e.from.port} → ${e.to.node}.${e.to.port}`;
-
-/** A changed value as the document holds it ("—" when the field was absent). */
-const shown = (value: unknown) => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
-
-function DiffView({ diff }: { diff: VersionDiff }) {
-  const { nodes, edges } = diff;
-  const empty = !nodes.added.length && !nodes.removed.length && !nodes.changed.length && !edges.added.length && !edges.removed.length;
-  return (
-    <div data-testid="version-diff">
-      <h3>
-        v{diff.a} → v{diff.b}
-      </h3>
-      {empty && <p className="muted">No differences.</p>}
-      <ul className="diff">
-        {nodes.added.map((n) => (
-          <li key={`+${n.id}`} className="plus">+ node {n.id} {n.kind ? `(${n.kind})` : ''}</li>
-        ))}
-        {nodes.removed.map((n) => (
-          <li key={`-${n.id}`} className="minus">− node {n.id} {n.kind ? `(${n.kind})` : ''}</li>
-        ))}
-        {nodes.changed.map((n) => (
-          <li key={`~${n.id}`} data-testid="diff-changed">
-            ~ node {n.id}:
-            <ul>
-              {n.fields.map((field) => (
-                <li key={field} data-testid="diff-field" data-field={field}>
-                  {field}: <span className="minus">{shown(n.changes?.[field]?.from)}</span> → <span className="plus">{shown(n.changes?.[field]?.to)}</span>
-                </li>
-              ))}
-            </ul>
-          </li>
-        ))}
-        {edges.added.map((e) => (
-          <li key={`+${wire(e)}`} className="plus">+ wire {wire(e)}</li>
-        ))}
-        {edges.removed.map((e) => (
-          <li key={`-${wire(e)}`} className="minus">− wire {wire(e)}</li>
-        ))}
-      </ul>
-    </div>
-  );
-}
