@@ -3,7 +3,7 @@ only the server's own origin (scheme, host and port exactly) and the configured
 origins may open a socket. `http://localhost:31337` with a user's cookie used to pass."""
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
+from tests.sockets import Communicator
 
 from dbspweb.asgi import application
 from tests.runs.test_consumer import _no_task_messages, setup_run  # noqa: F401
@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 async def handshake(run, host: str, origin: str | None, scheme: str = "ws"):
     headers = [(b"host", host.encode())] + ([(b"origin", origin.encode())] if origin is not None else [])
-    comm = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=headers)
+    comm = Communicator(application, f"/ws/runs/{run.pk}/", headers=headers)
     comm.scope["scheme"] = scheme
     connected, _ = await comm.connect(timeout=5)
     await comm.disconnect()

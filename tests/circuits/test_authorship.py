@@ -9,7 +9,7 @@ import copy
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
+from tests.sockets import Communicator
 from pycrdt import Map, Text, create_sync_message
 
 from circuits import services
@@ -32,7 +32,7 @@ def circuit_of(make_user, name="sensor_windows", document=None):
 
 
 async def join(circuit, user, node="per_minute") -> Peer:
-    comm = WebsocketCommunicator(CircuitDocConsumer.as_asgi(), f"/ws/circuits/{circuit.pk}/doc")
+    comm = Communicator(CircuitDocConsumer.as_asgi(), f"/ws/circuits/{circuit.pk}/doc")
     comm.scope["user"] = user
     comm.scope["url_route"] = {"kwargs": {"circuit_id": str(circuit.pk)}}
     connected, code = await comm.connect()

@@ -36,7 +36,7 @@ async def seen_as(owner, peer, name: str, role: str, clock: int) -> None:
 
 async def closed(peer):
     while True:
-        out = await peer.comm.receive_output(10)
+        out = await peer.comm.receive_output()
         if out["type"] == "websocket.close":
             return out
 

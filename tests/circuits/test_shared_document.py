@@ -11,7 +11,7 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
+from tests.sockets import WAIT_S, Communicator
 from django.contrib.auth.models import AnonymousUser
 from pycrdt import Decoder, Doc, Encoder, Map, Text, YMessageType, YSyncMessageType, create_awareness_message, create_sync_message, create_update_message, handle_sync_message, read_message
 from rest_framework.test import APIClient
@@ -34,7 +34,7 @@ class Peer:
         self.presence: dict[int, dict | None] = {}
         self.roles: list[str] = []  # every role the server told this client, in order
 
-    async def receive(self, timeout=10) -> bytes:
+    async def receive(self, timeout=WAIT_S) -> bytes:
         out = await self.comm.receive_output(timeout)
         assert out["type"] == "websocket.send", out
         message = out["bytes"]
@@ -51,7 +51,7 @@ class Peer:
             self.roles.append(message[1:].decode())
         return message
 
-    async def until(self, predicate, timeout=10):
+    async def until(self, predicate, timeout=WAIT_S):
         """Read messages until `predicate()` holds (event-driven; fails after `timeout`)."""
         async def loop():
             while not predicate():
@@ -84,7 +84,7 @@ class Peer:
 
 
 async def join(circuit, user, query="") -> Peer:
-    comm = WebsocketCommunicator(CircuitDocConsumer.as_asgi(), f"/ws/circuits/{circuit.pk}/doc{query}")
+    comm = Communicator(CircuitDocConsumer.as_asgi(), f"/ws/circuits/{circuit.pk}/doc{query}")
     comm.scope["user"] = user
     comm.scope["url_route"] = {"kwargs": {"circuit_id": str(circuit.pk)}}
     connected, code = await comm.connect()
@@ -96,7 +96,7 @@ async def join(circuit, user, query="") -> Peer:
 
 
 async def refused(circuit, user, query="") -> int:
-    comm = WebsocketCommunicator(CircuitDocConsumer.as_asgi(), f"/ws/circuits/{circuit.pk}/doc{query}")
+    comm = Communicator(CircuitDocConsumer.as_asgi(), f"/ws/circuits/{circuit.pk}/doc{query}")
     comm.scope["user"] = user
     comm.scope["url_route"] = {"kwargs": {"circuit_id": str(circuit.pk)}}
     connected, code = await comm.connect()
@@ -240,7 +240,7 @@ async def test_the_document_survives_a_restart_and_compacts(make_user):
     for i in range(5):
         await peer.edit(set_param("big", "predicate", f"amount > {i}"))
     await peer.edit(lambda doc: doc.get("source", type=Text).insert(0, "select 1"))
-    await peer.comm.disconnect(timeout=30)  # the socket closes: the updates are compacted (waited for)
+    await peer.comm.disconnect()  # the socket closes: the updates are compacted (waited for)
     rows = await database_sync_to_async(lambda: (SharedDocument.objects.filter(circuit=circuit).count(),
                                                  SharedDocumentUpdate.objects.filter(document__circuit=circuit).count()))()
     assert rows == (1, 0)
@@ -262,7 +262,7 @@ async def test_revoking_access_closes_the_socket(make_user):
 
     async def closed(peer):
         while True:
-            out = await peer.comm.receive_output(10)
+            out = await peer.comm.receive_output()
             if out["type"] == "websocket.close":
                 return out
     out = await asyncio.wait_for(closed(bobs), 10)
@@ -286,10 +286,10 @@ async def test_the_provider_path_through_the_real_application(make_user):
 
     async def opens(origin, query):
         headers = [(b"host", b"localhost:8000"), (b"origin", origin.encode())]
-        comm = WebsocketCommunicator(application, f"/ws/circuits/{circuit.pk}/doc{query}", headers=headers)
-        connected, _ = await comm.connect(timeout=5)
+        comm = Communicator(application, f"/ws/circuits/{circuit.pk}/doc{query}", headers=headers)
+        connected, _ = await comm.connect()
         if connected:
-            first = await comm.receive_output(5)
+            first = await comm.receive_output()
             assert first["bytes"][:2] == bytes([YMessageType.SYNC, YSyncMessageType.SYNC_STEP1])
         await comm.disconnect()
         return connected

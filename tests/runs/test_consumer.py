@@ -1,9 +1,9 @@
-"""The run websocket in-process (Channels' WebsocketCommunicator) with the real Redis
+"""The run websocket in-process (Channels' Communicator) with the real Redis
 channel layer: visibility, the snapshot, live deltas, dedup and gap filling."""
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
+from tests.sockets import Communicator
 from django.contrib.auth.models import AnonymousUser
 
 from circuits import services
@@ -40,7 +40,7 @@ def setup_run(make_user, visibility="private", status="running"):
 
 async def connect(run, user, query=""):
     app = RunConsumer.as_asgi()
-    comm = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/{query}")
+    comm = Communicator(app, f"/ws/runs/{run.pk}/{query}")
     comm.scope["user"] = user
     comm.scope["url_route"] = {"kwargs": {"run_id": run.pk}}
     connected, code = await comm.connect()
@@ -59,7 +59,7 @@ async def test_snapshot_then_live_deltas_without_duplicates(make_user):
     send = lambda m: layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": m})  # noqa: E731
     await send(tick_message(0, {}))  # already in the snapshot
     await send(tick_message(1, {"big_orders": [{"data": ROW, "weight": -1}]}))
-    message = await comm.receive_json_from(timeout=5)
+    message = await comm.receive_json_from()
     assert message["seq"] == 1 and message["views"]["big_orders"][0]["weight"] == -1
     assert await comm.receive_nothing(timeout=0.3)
     await comm.disconnect()
@@ -78,7 +78,7 @@ async def test_gap_is_filled_from_the_database(make_user):
     await database_sync_to_async(add_ticks)()
     # Tick 1's broadcast was lost; tick 2's arrives: the consumer sends 1 from the database first.
     await get_channel_layer().group_send(f"run.{run.pk}", {"type": "run.message", "message": tick_message(2, {})})
-    assert [(await comm.receive_json_from(timeout=5))["seq"] for _ in range(2)] == [1, 2]
+    assert [(await comm.receive_json_from())["seq"] for _ in range(2)] == [1, 2]
     await comm.disconnect()
 
 
@@ -147,8 +147,8 @@ async def test_users_granted_a_private_circuit_watch_its_runs(make_user):
 
 # ---- live-runs protocol: frontier/stats/lag, status, errors, fan-out -------------------
 
-async def receive_all(comm, n, timeout=10):
-    return [await comm.receive_json_from(timeout=timeout) for _ in range(n)]
+async def receive_all(comm, n):
+    return [await comm.receive_json_from() for _ in range(n)]
 
 
 def add_ticks(run, ticks):
@@ -209,12 +209,12 @@ async def test_every_transition_is_published_as_a_status_message(make_user):
     comm, _, _ = await connect(run, run.created_by)
     await receive_all(comm, 2)
     await database_sync_to_async(lifecycle.pause_run)(run)
-    paused = await comm.receive_json_from(timeout=5)
+    paused = await comm.receive_json_from()
     assert paused["type"] == "status" and paused["status"] == "paused" and paused["tick"] == 0
     await database_sync_to_async(lifecycle.resume_run)(run)
-    assert (await comm.receive_json_from(timeout=5))["status"] == "running"
+    assert (await comm.receive_json_from())["status"] == "running"
     await database_sync_to_async(lifecycle.stop_run)(run)
-    assert (await comm.receive_json_from(timeout=5))["status"] == "stopped"
+    assert (await comm.receive_json_from())["status"] == "stopped"
     await comm.disconnect()
 
 
@@ -309,9 +309,9 @@ async def test_an_accepted_push_publishes_the_new_lag(make_user, client_for):
     url = f"/api/runs/{run.pk}/inputs/orders/push/"
     push = database_sync_to_async(lambda body: api.post(url, body, format="json"))
     assert (await push([{"insert": {**ROW, "id": 2}}])).status_code == 202
-    assert await comm.receive_json_from(timeout=5) == {"type": "lag", "tick": 0, "lag": {"pushes": 1, "rows": 1, "ticks": 1}}
+    assert await comm.receive_json_from() == {"type": "lag", "tick": 0, "lag": {"pushes": 1, "rows": 1, "ticks": 1}}
     assert (await push([{"insert": {**ROW, "id": 3}}, {"insert": {**ROW, "id": 4}}])).status_code == 202
-    assert await comm.receive_json_from(timeout=5) == {"type": "lag", "tick": 0, "lag": {"pushes": 2, "rows": 3, "ticks": 1}}
+    assert await comm.receive_json_from() == {"type": "lag", "tick": 0, "lag": {"pushes": 2, "rows": 3, "ticks": 1}}
     assert (await push([{"insert": {**ROW, "id": 5, "amount": "many"}}])).status_code == 400  # refused: no lag change
     assert await comm.receive_nothing(timeout=0.3)
     await comm.disconnect()
@@ -324,14 +324,14 @@ async def test_a_lag_message_older_than_a_tick_already_sent_is_dropped(make_user
     layer = get_channel_layer()
     send = lambda m: layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": m})  # noqa: E731
     await send({"type": "lag", "tick": 0, "lag": {"pushes": 1, "rows": 1, "ticks": 1}})
-    assert (await comm.receive_json_from(timeout=5))["lag"]["pushes"] == 1
+    assert (await comm.receive_json_from())["lag"]["pushes"] == 1
     await database_sync_to_async(add_ticks)(run, [1])
     await send({**delta(1), "lag": {"pushes": 0, "rows": 0, "ticks": 0}})
-    assert (await comm.receive_json_from(timeout=5))["seq"] == 1
+    assert (await comm.receive_json_from())["seq"] == 1
     await send({"type": "lag", "tick": 0, "lag": {"pushes": 1, "rows": 1, "ticks": 1}})  # read before tick 1
     assert await comm.receive_nothing(timeout=0.3)
     await send({"type": "lag", "tick": 1, "lag": {"pushes": 2, "rows": 2, "ticks": 1}})
-    assert (await comm.receive_json_from(timeout=5))["lag"]["pushes"] == 2
+    assert (await comm.receive_json_from())["lag"]["pushes"] == 2
     await comm.disconnect()
 
 
@@ -398,7 +398,7 @@ async def test_a_hundred_watchers_through_the_redis_channel_layer_see_the_same_s
     layer = get_channel_layer()
     for t in range(1, 21):
         await layer.group_send(f"run.{run.pk}", {"type": "run.message", "message": delta(t)})
-    streams = [[(m["seq"], m["views"]) for m in await receive_all(comm, 20, timeout=30)] for comm in watchers]
+    streams = [[(m["seq"], m["views"]) for m in await receive_all(comm, 20)] for comm in watchers]
     assert [seq for seq, _ in streams[0]] == list(range(1, 21))
     assert all(stream == streams[0] for stream in streams)
     for comm in watchers:

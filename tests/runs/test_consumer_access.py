@@ -40,7 +40,7 @@ async def opened(run, user, query=""):
 
 
 async def assert_closed_for_access(comm, run):
-    message = await comm.receive_output(timeout=5)
+    message = await comm.receive_output()
     assert message == {"type": "websocket.close", "code": ACCESS_ENDED, "reason": "access to this run ended"}
 
 
@@ -51,7 +51,7 @@ async def publish_delta(run, seq=1):
 
 async def assert_still_live(comm, run):
     await publish_delta(run)
-    assert (await comm.receive_json_from(timeout=5))["seq"] == 1
+    assert (await comm.receive_json_from())["seq"] == 1
 
 
 async def test_revoking_the_share_link_closes_sockets_opened_with_it(make_user):
@@ -117,7 +117,7 @@ async def test_a_handshake_while_redis_is_unreachable_closes_with_4503(make_user
                                            "CONFIG": {"hosts": ["redis://127.0.0.1:1/0"]}}}  # nothing listens there
     comm, connected, _ = await connect(run, AnonymousUser())
     assert connected
-    closing = await comm.receive_output(timeout=10)
+    closing = await comm.receive_output()
     assert closing["type"] == "websocket.close" and closing["code"] == LAYER_UNAVAILABLE
 
 
@@ -130,5 +130,5 @@ async def test_an_unexpected_failure_closes_with_1011_not_a_500(make_user, monke
     monkeypatch.setattr(RunConsumer, "_visible", database_sync_to_async(broken))
     comm, connected, _ = await connect(run, AnonymousUser())
     assert connected
-    closing = await comm.receive_output(timeout=5)
+    closing = await comm.receive_output()
     assert closing == {"type": "websocket.close", "code": SERVER_ERROR, "reason": "server error"}

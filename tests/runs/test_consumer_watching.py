@@ -36,27 +36,27 @@ async def joined(run, user, query=""):
     return comm, await next_of(comm, "presence")
 
 
-async def next_of(comm, kind, timeout=5):
+async def next_of(comm, kind):
     """The next message of this type (presence lists that are not the one awaited are
     skipped by the callers through `presence_where`)."""
     while True:
-        message = await comm.receive_json_from(timeout=timeout)
+        message = await comm.receive_json_from()
         if message["type"] == kind:
             return message
         assert message["type"] in ("presence", "pong"), message
 
 
-async def presence_where(comm, condition, timeout=5, ping_every=None):
+async def presence_where(comm, condition, ping_every=None):
     """Presence messages until one whose list of names ("guest" for a guest) satisfies
     `condition` (pinging meanwhile when asked: a watcher heard from stays on the list)."""
-    return await presence_with(comm, lambda ws: condition([w["name"] or "guest" for w in ws]), timeout, ping_every)
+    return await presence_with(comm, lambda ws: condition([w["name"] or "guest" for w in ws]), ping_every)
 
 
-async def presence_with(comm, condition, timeout=5, ping_every=None):
+async def presence_with(comm, condition, ping_every=None):
     """Presence messages until one whose watchers satisfy `condition`."""
     async def wait():
         while True:
-            message = await comm.receive_json_from(timeout=timeout)
+            message = await comm.receive_json_from()
             if message["type"] == "presence" and condition(message["watchers"]):
                 return message
 
@@ -212,7 +212,10 @@ async def test_a_malformed_share_gets_a_clear_error_and_is_not_relayed(make_user
         await comm.disconnect()
 
 
-async def test_share_messages_are_rate_limited(make_user, grant):
+async def test_share_messages_are_rate_limited(make_user, grant, monkeypatch):
+    # The window covers the whole burst however slowly a busy machine delivers it: 20 of
+    # the 31 messages (the join counts) pass, whatever the timing.
+    monkeypatch.setattr(consumers, "RELAY_WINDOW", 3600.0)
     run = await database_sync_to_async(setup_run)(make_user)
     await database_sync_to_async(lambda: Run.objects.filter(pk=run.pk).update(current_tick=0))()
     (bob,) = await grant(run, "bob")
@@ -221,18 +224,13 @@ async def test_share_messages_are_rate_limited(make_user, grant):
     await presence_where(a, lambda n: n == ["alice", "bob"])
     for i in range(30):
         await a.send_json_to({"type": "share_view", "sharing": True, "tick": 0, "node": ["orders", "big"][i % 2]})
-    errors = []
-    while not await a.receive_nothing(timeout=0.5):
-        message = await a.receive_json_from()
-        if message["type"] == "error":
-            errors.append(message["error"])
-    # 20 a second (the join may still count within the window): the other 10 or 11 refused.
-    assert len(errors) in (10, 11)
-    assert set(errors) == {"share_view: too many messages: at most 20 join/share_view messages a 1 s; this one was not relayed"}
-    views = 0
-    while not await b.receive_nothing(timeout=0.5):
-        views += (await b.receive_json_from())["type"] == "view"
-    assert views == 30 - len(errors) - 1  # the first one started sharing: a presence, not a view
+    errors = [(await next_of(a, "error"))["error"] for _ in range(11)]
+    assert set(errors) == {f"share_view: too many messages: at most {consumers.RELAY_LIMIT} join/share_view messages "
+                           f"a {consumers.RELAY_WINDOW:g} s; this one was not relayed"}
+    # The first share started sharing (a presence, not a view); the next 18 are relayed.
+    views = [await next_of(b, "view") for _ in range(18)]
+    assert [v["node"] for v in views] == [["orders", "big"][i % 2] for i in range(1, 19)]
+    assert await a.receive_nothing(timeout=0.5) and await b.receive_nothing(timeout=0.5)  # no more errors, no more views
     await a.disconnect()
     await b.disconnect()
 
@@ -250,7 +248,7 @@ async def test_access_taken_away_closes_the_socket_and_takes_it_off_the_list(mak
     gone = await presence_where(a, lambda n: n == ["alice"])
     assert not any(w["sharing"] for w in gone["watchers"])
     while True:
-        message = await b.receive_output(timeout=5)
+        message = await b.receive_output()
         if message["type"] == "websocket.close":
             assert message["code"] == ACCESS_ENDED
             break
