@@ -1,37 +1,39 @@
-"""Benchmark: Nexmark q0-q22 through the engine, checked against DuckDB at every tick,
-beside Spark Structured Streaming on the same events, and Feldera's and Flink's
-published per-core figures.
+"""Benchmark: Nexmark q0-q22 through the engine on one core and on two, checked against
+DuckDB, beside Spark Structured Streaming on the same events and cores, and Feldera's
+and Flink's published per-core figures.
 
 1. Which queries compile (bench/nexmark/queries/qN.sql over tables.sql), the exact
    refusal of the others (line:column in the query's file).
-2. For each compiling query: the generated events in ticks of `--batch` events through
-   the engine (the Spark backend with its default paths; at 5,000-event ticks every
-   node reports the driver's row path, past 10k rows some go to Spark), every tick's integrated output compared with DuckDB over the
-   events so far; events/s (all events of the stream over the time in `step`), tick
-   latency p50/p99, peak RSS growth.
-3. The same query on Structured Streaming (bench/nexmark/streaming.py): events/s, its
-   result checked against DuckDB, or its refusal per output mode.
-
-   Then, unchecked, the input paced at `--paced` (0.5) of that events/s: tick latency
-   p50/p99 from each batch's arrival to the end of its tick.
+2. One child process per core configuration (bench/nexmark/cores.py): `--cores 1 2`
+   starts `taskset -c 0` with Spark `local[1]` and `taskset -c 0,1` with `local[2]`;
+   each generates the same events (same seed, ticks of `--batch` events), warms up and
+   is then asked query by query, the two in turn (ABBA order).
+3. For each compiling query, in each configuration: the events through the engine (the
+   Spark backend, default paths), events/s (all events of the stream over the time in
+   `step`), tick latency p50/p99, peak RSS growth; checked against DuckDB after every
+   tick, or with `--no-check` once after the last tick (a long run's per-tick check
+   re-runs the query over all events each tick).
+4. Then, unchecked, the input paced at `--paced` (0.5) of that events/s: tick latency
+   p50/p99 from each batch's arrival to the end of its tick (0: skip).
+5. The same query on Structured Streaming (bench/nexmark/streaming.py) in each
+   configuration: events/s, its result checked against DuckDB over all events, or its
+   refusal per output mode with Spark's error class.
 
 Run: SPARK_DRIVER_MEMORY=4g .venv/bin/python -m bench.nexmark --events 20000 --batch 5000
-     [--queries q0 q1 ...] [--no-sss] [--no-check] [--paced 0.5] [--seed 1]
-Prints one JSON object per query and a markdown table at the end.
+     [--queries q0 q1 ...] [--cores 1 2] [--no-sss] [--no-check] [--paced 0.5] [--seed 1]
+Prints one JSON object per measurement and a markdown table at the end.
 """
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import logging
 import os
 import subprocess
-import time
 
-from bench.nexmark import engine, streaming
-from connectors.nexmark_events import Config, NexmarkGenerator
-from bench.nexmark.queries import ORACLE, QUERIES, refusal
+from bench.nexmark import cores as core_configs
+from bench.nexmark import streaming
+from bench.nexmark.queries import QUERIES, refusal
 
 #: events/s on 16 cores, streaming: Feldera (Rust implementation, "default" language) and
 #: Flink (stream mode), from feldera/feldera benchmark/README.md "Sample results"
@@ -51,18 +53,89 @@ def per_core(n):
     return f"{round(n / 16 / 1000):,}k" if n else "-"
 
 
-def warm_up(spark, sss: bool):
-    """Arrow's kernels, the engine's code paths and Spark's streaming planner are set up
-    once per process: a throwaway run of q0 (engine and, when asked, Structured
-    Streaming) on 2,000 events before anything is timed."""
-    small = list(NexmarkGenerator(Config(seed=99)).batches(2_000, 1_000))
-    engine.run_query("q0", small, spark=spark, check=False)
-    if sss:
-        files = streaming.EventFiles(small)
-        try:
-            streaming.run_query(spark, "q0", files, 2_000, None)
-        finally:
-            files.close()
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def measure(workers: dict[int, core_configs.Worker], requests: list[dict]) -> dict[int, dict[str, dict]]:
+    """Each request to every configuration, the order of configurations alternating."""
+    out = {c: {} for c in workers}
+    for i, request in enumerate(requests):
+        for c in core_configs.turns(list(workers), i):
+            result = workers[c].ask(request)
+            out[c][request["query"]] = result
+            print(json.dumps({"cores": c, "run": request["run"], **result}), flush=True)
+    return out
+
+
+def ratio(a, b, digits: int = 2) -> str:
+    return f"{a / b:.{digits}f}x" if a and b else "-"
+
+
+def check_cell(runs: list[dict]) -> str:
+    if any("error" in r for r in runs):
+        return "-"
+    ticks = {r["ticks_checked"] for r in runs}
+    if ticks != {0}:
+        return f"equal ({min(ticks)} ticks)" if len(ticks) == 1 else f"equal ({'/'.join(map(str, sorted(ticks)))} ticks)"
+    if all(r.get("final_checked") for r in runs):
+        return "equal (after the last tick)"
+    return "not checked"
+
+
+def table(args, configs, refusals, engine_runs, paced_runs, sss_runs) -> str:
+    one, two = configs[0], configs[-1]
+    c1, c2 = f"{one} core{'s' if one > 1 else ''}", f"{two} cores"
+    lines = [f"| query | engine events/s, {c1} | {c2} | {two}/{one} | tick ms p50 / p99, {c2} |"
+             f" at the paced rate ({c2}): events/s, tick ms p50 / p99 | peak RSS growth MiB, {c1} / {c2} |"
+             f" DuckDB | SSS events/s, {c1} | {c2} | {two}/{one} | engine / SSS, {c1} | {c2} |"
+             " Feldera / Flink per core (published) |",
+             "|" + "---|" * 14]
+    notes = {"ours": [], "engine": [], "sss": []}
+    for q in args.queries:
+        feldera, flink = PUBLISHED_16_CORES.get(q, (None, None))
+        published = f"{per_core(feldera)} / {per_core(flink)}"
+        if refusals[q] is not None:
+            notes["ours"].append(f"- {q}: `{refusals[q]}`")
+            lines.append(f"| {q} | does not compile |" + " - |" * 11 + f" {published} |")
+            continue
+        r = {c: engine_runs.get(c, {}).get(q, {}) for c in configs}
+        s = {c: sss_runs.get(c, {}).get(q, {}) for c in configs}
+        e = {c: r[c].get("events_per_s") for c in configs}
+        for c in configs:
+            if "error" in r[c]:
+                notes["engine"].append(f"- {q} ({c} core{'s' if c > 1 else ''}): {r[c]['error']}")
+        eng = {c: f"{e[c]:,}" if e[c] else "failed" for c in configs}
+        lat = f"{r[two]['tick_ms_p50']} / {r[two]['tick_ms_p99']}" if e[two] else "-"
+        p = paced_runs.get(two, {}).get(q)
+        paced = f"{p['rate']:,}: {p['tick_ms_p50']} / {p['tick_ms_p99']}" if p and "tick_ms_p50" in p else "-"
+        mem = " / ".join(str(r[c].get("peak_rss_growth_mib", "-")) for c in (one, two))
+        check = check_cell([r[c] for c in configs])
+        ss = {c: s[c].get("events_per_s") for c in configs}
+        if not s[two]:
+            sss_cells = ["-", "-", "-", "-", "-"]
+        elif ss[two] or ss[one]:
+            def cell(c):
+                if not ss[c]:
+                    return "failed"
+                wrong = "" if s[c].get("matches_duckdb", True) else f", differs from DuckDB: {s[c].get('check')}"
+                return f"{ss[c]:,} ({s[c]['mode']}{wrong})"
+            sss_cells = [cell(one), cell(two), ratio(ss[two], ss[one]), ratio(e[one], ss[one], 1), ratio(e[two], ss[two], 1)]
+        else:
+            classes = s[two].get("error_classes", {})
+            notes["sss"].append(f"- {q}: " + "; ".join(
+                f"{m} mode `{classes.get(m, '?')}`: {err[:160]}" for m, err in s[two].get("refused", {}).items()))
+            refused = "refused: " + ", ".join(f"{m} `{classes.get(m, '?')}`" for m in s[two].get("refused", {}))
+            sss_cells = [refused, "refused", "-", "-", "-"]
+        lines.append(f"| {q} | {eng[one]} | {eng[two]} | {ratio(e[two], e[one])} | {lat} | {paced} | {mem} | {check} | "
+                     + " | ".join(sss_cells) + f" | {published} |")
+    for title, key in (("Refused by our compiler (line:column in the query's file)", "ours"),
+                       ("Compiled but failed or wrong in the engine", "engine"),
+                       ("Refused by Structured Streaming (error class and the start of its message, per output mode)",
+                        "sss")):
+        if notes[key]:
+            lines.append(f"\n{title}:\n" + "\n".join(notes[key]))
+    return "\n".join(lines)
 
 
 def main():
@@ -71,102 +144,61 @@ def main():
     parser.add_argument("--batch", type=int, default=5_000, help="events per tick (and per micro-batch)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--queries", nargs="+", default=QUERIES)
+    parser.add_argument("--cores", nargs="+", type=int, default=[1, 2],
+                        help="core configurations: a child process per count, pinned with taskset, Spark local[N]")
     parser.add_argument("--no-sss", action="store_true", help="skip Spark Structured Streaming")
-    parser.add_argument("--no-check", action="store_true", help="skip the DuckDB check at every tick")
+    parser.add_argument("--no-check", action="store_true",
+                        help="check against DuckDB once after the last tick, not after every tick")
     parser.add_argument("--paced", type=float, default=0.5,
-                        help="then run each query again, unchecked, with the input paced at this fraction of its "
-                             "measured events/s, for tick latency at a fixed rate (0: skip)")
+                        help="then run each query again (on the most cores), unchecked, with the input paced at this "
+                             "fraction of its measured events/s, for tick latency at a fixed rate (0: skip)")
     args = parser.parse_args()
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # Spark's refusals: recorded below
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    unknown = [q for q in args.queries if q not in QUERIES]
+    if unknown:
+        parser.error(f"--queries: unknown {', '.join(unknown)} (known: q0 ... q22)")
+    configs = sorted(set(args.cores))
+    for c in configs:
+        core_configs.cpu_list(c)  # a clear error before anything starts
 
-    load_before = os.getloadavg()
+    load_before = uptime()
+    print(json.dumps({"uptime_before": load_before}), flush=True)
     refusals = {q: refusal(q) for q in args.queries}
     for q in args.queries:
         print(json.dumps({"query": q, "compiles": refusals[q] is None, "refusal": refusals[q]}), flush=True)
-    t0 = time.perf_counter()
-    batches = list(NexmarkGenerator(Config(seed=args.seed)).batches(args.events, args.batch))
-    generated = time.perf_counter() - t0
-    print(json.dumps({"generator_events_per_s": round(args.events / generated)}), flush=True)
+    compiled = [q for q in args.queries if refusals[q] is None]
 
-    from dbsp.spark import get_session
+    check = "end" if args.no_check else "tick"
+    workers = {}
+    try:
+        for c in configs:
+            argv = core_configs.worker_argv(c, args.events, args.batch, args.seed, check, not args.no_sss)
+            workers[c] = core_configs.Worker.start(c, argv, core_configs.worker_env(c))
+            print(json.dumps({"cores": c, "argv": argv, **workers[c].ready}), flush=True)
+        engine_runs = measure(workers, [{"run": "engine", "query": q} for q in compiled])
+        paced_runs = {}
+        if args.paced:
+            most = configs[-1]
+            paced_runs = measure({most: workers[most]}, [
+                {"run": "paced", "query": q, "rate": args.paced * engine_runs[most][q]["events_per_s"]}
+                for q in compiled if engine_runs[most][q].get("events_per_s")])
+            for q, p in paced_runs[most].items():
+                if "rate" in p:
+                    p["rate"] = round(p["rate"])
+        sss_runs = {}
+        if not args.no_sss:
+            sss_runs = measure(workers, [{"run": "sss", "query": q} for q in compiled if q in streaming.SPARK_SQL])
+    finally:
+        for w in workers.values():
+            w.close()
+    load_after = uptime()
+    print(f"\nbefore: {load_before}\nafter:  {load_after}")
+    print(f"events: {args.events:,} in ticks of {args.batch:,}, seed {args.seed}; "
+          + "; ".join(f"{c} core{'s' if c > 1 else ''}: {w.ready['master']}, Python on CPUs {w.ready['python_cpus']}, "
+                      f"JVM on CPUs {w.ready['jvm_cpus']}" for c, w in workers.items()))
+    print()
+    print(table(args, configs, refusals, engine_runs, paced_runs, sss_runs))
 
-    spark = get_session()
-    warm_up(spark, not args.no_sss)
-    results = {}
-    for q in args.queries:
-        if refusals[q] is not None:
-            continue
-        gc.collect()
-        try:
-            results[q] = engine.run_query(q, batches, spark=spark, check=not args.no_check and q in ORACLE)
-        except engine.Mismatch as error:
-            results[q] = {"query": q, "error": f"wrong result: {error}"[:400]}
-        except Exception as error:  # the engine's failure (TickFailed, ...): recorded, the bench goes on
-            results[q] = {"query": q, "error": f"{type(error).__name__}: {error}"[:400]}
-        print(json.dumps(results[q]), flush=True)
-        if args.paced and results[q].get("events_per_s"):
-            gc.collect()
-            rate = args.paced * results[q]["events_per_s"]
-            paced = engine.run_query(q, batches, spark=spark, check=False, rate=rate)
-            results[q]["paced"] = {"rate": round(rate), "tick_ms_p50": paced["tick_ms_p50"], "tick_ms_p99": paced["tick_ms_p99"]}
-            print(json.dumps({"paced": paced}), flush=True)
-
-    sss = {}
-    if not args.no_sss:
-        oracle = engine.DuckDBOracle(list(batches[0]))
-        for batch in batches:
-            for table, rows in batch.items():
-                oracle.append(table, rows)
-        files = streaming.EventFiles(batches)
-        try:
-            for q in args.queries:
-                if q in streaming.SPARK_SQL and refusals[q] is None:
-                    gc.collect()
-                    sss[q] = streaming.run_query(spark, q, files, args.events, oracle.answer(ORACLE[q]) if q in ORACLE else None)
-                    print(json.dumps({"sss": sss[q]}), flush=True)
-        finally:
-            files.close()
-    load_after = os.getloadavg()
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"\nload average before {load_before[0]:.1f}, after: {uptime}")
-    print(f"events: {args.events:,} in ticks of {args.batch:,}; generator {round(args.events / generated):,} events/s")
-    print("\n| query | compiles | engine events/s | tick ms p50 / p99 | at the paced rate: events/s, tick ms p50 / p99 |"
-          " peak RSS growth MiB | DuckDB at every tick | SSS events/s | engine / SSS | Feldera / Flink per core (published) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    notes = {"ours": [], "engine": [], "sss": []}
-    for q in args.queries:
-        feldera, flink = PUBLISHED_16_CORES.get(q, (None, None))
-        published = f"{per_core(feldera)} / {per_core(flink)}"
-        if refusals[q] is not None:
-            notes["ours"].append(f"- {q}: `{refusals[q]}`")
-            print(f"| {q} | no | - | - | - | - | - | - | - | {published} |")
-            continue
-        r, s = results.get(q, {}), sss.get(q, {})
-        if "error" in r:
-            notes["engine"].append(f"- {q}: {r['error']}")
-            eng, lat, paced, mem, check = "failed", "-", "-", "-", "-"
-        else:
-            eng = f"{r['events_per_s']:,}"
-            lat = f"{r['tick_ms_p50']} / {r['tick_ms_p99']}"
-            p = r.get("paced")
-            paced = f"{p['rate']:,}: {p['tick_ms_p50']} / {p['tick_ms_p99']}" if p else "-"
-            mem = f"{r['peak_rss_growth_mib']}"
-            check = f"equal ({r['ticks_checked']} ticks)" if r["ticks_checked"] else "not checked"
-        if not s:
-            ss, ratio = "-", "-"
-        elif "events_per_s" in s:
-            ok = "" if s.get("matches_duckdb", True) else f", differs from DuckDB: {s.get('check')}"
-            ss = f"{s['events_per_s']:,} ({s['mode']}{ok})"
-            ratio = f"{r['events_per_s'] / s['events_per_s']:.1f}x" if r.get("events_per_s") else "-"
-        else:
-            notes["sss"].append(f"- {q}: " + "; ".join(f"{m} mode: `{e[:200]}`" for m, e in s["refused"].items()))
-            ss, ratio = "refused", "-"
-        print(f"| {q} | yes | {eng} | {lat} | {paced} | {mem} | {check} | {ss} | {ratio} | {published} |")
-    for title, key in (("Refused by our compiler (line:column in the query's file)", "ours"),
-                       ("Compiled but failed or wrong in the engine", "engine"),
-                       ("Refused by Structured Streaming (first line of its error, per output mode)", "sss")):
-        if notes[key]:
-            print(f"\n{title}:\n" + "\n".join(notes[key]))
 
 if __name__ == "__main__":
     main()

@@ -147,7 +147,8 @@ def make_runtime(plan, backend: str, spark=None, paths: dict | None = None):
 
 def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spark", spark=None,
               check: bool = True, paths: dict | None = None, rate: float | None = None,
-              side_changes: dict[int, dict[str, pa.Table]] | None = None, keep_rows: bool = False) -> dict:
+              side_changes: dict[int, dict[str, pa.Table]] | None = None, keep_rows: bool = False,
+              final_check: bool = False) -> dict:
     """Run query `name` over `batches` (one tick each). Returns events, seconds, events/s,
     tick latency p50/p99 (ms), peak RSS growth (MiB), output rows and ticks checked.
 
@@ -155,6 +156,10 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
     tick 0, and `side_changes[tick][table]` (Arrow, with the weight column: deletes too)
     at the ticks named there; DuckDB's copy follows it. `keep_rows`: the view's rows at
     the end too (`rows`, a Counter).
+
+    `check`: DuckDB after every tick (it re-runs the query over all events so far, so a
+    long run's check costs more than the run). `final_check` without `check`: DuckDB
+    once, after the last tick (peak RSS is read before it); `final_checked` says so.
 
     `rate` (events/s), when given, paces the input: batch k arrives k * (events before
     it) / rate seconds after the first, and its latency is from its arrival to the end
@@ -218,12 +223,26 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
             if integrated != expected:
                 raise Mismatch(f"{name} tick {tick}: {_difference(integrated, expected)}")
             checked += 1
+    peak_rss = rss_kib("VmHWM")
+    final_checked = False
+    if final_check and oracle is None:
+        oracle = DuckDBOracle(tables, side)
+        for batch in batches:
+            for table in tables:
+                if table not in side:
+                    oracle.append(table, batch[table])
+        for table in side:  # a side table as it is after the last tick
+            oracle.refill(table, side_now[table], side[table].drop_columns([WEIGHT]).schema)
+        expected = oracle.answer(ORACLE[name])
+        if integrated != expected:
+            raise Mismatch(f"{name} after the last tick ({len(batches)}): {_difference(integrated, expected)}")
+        final_checked = True
     seconds = sum(samples)
     ms = sorted(s * 1000 for s in latencies)
     return {"query": name, "backend": backend, "events": events, "ticks": len(batches), "seconds": round(seconds, 3),
             "events_per_s": round(events / seconds) if seconds else None,
             "tick_ms_p50": round(statistics.median(ms), 1),
             "tick_ms_p99": round(ms[min(len(ms) - 1, math.ceil(0.99 * len(ms)) - 1)], 1),
-            "peak_rss_growth_mib": round((rss_kib("VmHWM") - base_rss) / 1024, 1),
-            "output_rows": sum(integrated.values()), "ticks_checked": checked, "rate": rate,
-            **({"rows": integrated} if keep_rows else {})}
+            "peak_rss_growth_mib": round((peak_rss - base_rss) / 1024, 1),
+            "output_rows": sum(integrated.values()), "ticks_checked": checked, "final_checked": final_checked,
+            "rate": rate, **({"rows": integrated} if keep_rows else {})}

@@ -115,3 +115,16 @@ def test_a_wrong_view_is_caught(batches):
             engine.run_query("q2", batches, backend="reference")
     finally:
         ORACLE["q2"] = original
+
+
+def test_a_long_run_is_checked_once_after_the_last_tick(batches):
+    """--no-check: no DuckDB after each tick, one comparison after the last; a wrong view is still caught."""
+    result = engine.run_query("q2", batches, backend="reference", check=False, final_check=True)
+    assert result["ticks_checked"] == 0 and result["final_checked"] is True and result["output_rows"] > 0
+    original = ORACLE["q2"]
+    ORACLE["q2"] = original.replace("% 123", "% 124")
+    try:
+        with pytest.raises(engine.Mismatch, match="q2 after the last tick \\(4\\)"):
+            engine.run_query("q2", batches, backend="reference", check=False, final_check=True)
+    finally:
+        ORACLE["q2"] = original
