@@ -157,6 +157,7 @@ def main() -> None:
     parser.add_argument("--warm-up", type=int, default=None, help="Spark warm-up ticks (default: a worker's)")
     parser.add_argument("--ways", default="kafka,direct")
     parser.add_argument("--options", default="{}", help="the source's librdkafka options (JSON), as a user declares them")
+    parser.add_argument("--sample", action="store_true", help="print where each thread's wall time went (bench/sampler.py)")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="bench-kafka-pipeline-")
     os.environ.update(SQLITE_PATH=os.path.join(folder, "db.sqlite3"), DATABASE_URL="", DBSPWEB_VAR_DIR=folder,
@@ -261,6 +262,11 @@ def main() -> None:
             def logged_now() -> int:
                 return logged.value
         stages.take()  # what came before (the customers' tick, the last run's last poll) is not this way's
+        sampler = None
+        if args.sample:
+            from bench.sampler import Sampler
+
+            sampler = Sampler(threads=("MainThread", "dbspweb-connectors", "direct-pushes")).__enter__()
         go.set()
         if way != "kafka":
             feeder.start()
@@ -278,6 +284,9 @@ def main() -> None:
             if not applied:
                 time.sleep(0.005)
         took = time.monotonic() - first.value
+        if sampler is not None:
+            sampler.__exit__(None, None, None)
+            print(f"--- where the time went ({way}) ---\n{sampler.report()}", flush=True)
         Pump._log = pumped
         spent = stages.take()
         feeder.join()
