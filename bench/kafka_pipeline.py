@@ -184,9 +184,10 @@ def main() -> None:
 
     runs_dispatch.wake_pushed = lambda *a, **k: True  # the tick loop below is this "worker"'s wake-up
     started = time.monotonic()
-    engines.spark_session()
-    warm = engines.warm_up(settings.SPARK_WARM_UP_TICKS if args.warm_up is None else args.warm_up)  # as a worker does
-    print(f"spark ready in {time.monotonic() - started:.1f}s (warm-up: {warm})", flush=True)
+    if set(args.ways.split(",")) != {"bare"}:  # the bare consumer alone needs no Spark
+        engines.spark_session()
+        warm = engines.warm_up(settings.SPARK_WARM_UP_TICKS if args.warm_up is None else args.warm_up)  # as a worker does
+        print(f"spark ready in {time.monotonic() - started:.1f}s (warm-up: {warm})", flush=True)
     user = get_user_model().objects.create_user("bench", password="x")
     circuit = services.create_circuit(user, "orders per region", "", "private", CIRCUIT)
     spawn = multiprocessing.get_context("spawn")

@@ -79,7 +79,7 @@ def main() -> None:
         print(f"  dicts/columns: {(spent[False] / rows_by[False]) / (spent[True] / rows_by[True]):.2f}x per row")
         if args.changes:
             out = folder / "commits.json"
-            write(url, args.rows, 10 ** 9, args.changes / 10 ** 9 * 101, 100, str(out))  # as fast as it goes
+            write(url, args.rows, 10 ** 9, args.changes / 10 ** 9, 100, str(out))  # as fast as it goes (changes/101 transactions)
             records = sum(c for _, _, c in json.loads(out.read_text())["commits"])
             before = Connector.objects.get(pk=source.pk).records_in
             profile = cProfile.Profile()
