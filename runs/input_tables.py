@@ -149,9 +149,12 @@ def check_deletes(run: Run, plan, input_name: str, change, items: list | None) -
 def _held(run: Run, input_name: str, schema, primary_key, rows: list[tuple], table) -> dict[tuple, int]:
     """row -> its weight in the input table before this push, for the given rows (also
     given as an Arrow `table`, row i = rows[i]): folded in, plus the unfolded log."""
-    folded = _Table(run, input_name, schema, primary_key)
-    folded.load(rows)
-    held = {row: folded.weight(row) for row in rows}
+    if run.input_rows_through > 0:
+        folded = _Table(run, input_name, schema, primary_key)
+        folded.load(rows)
+        held = {row: folded.weight(row) for row in rows}
+    else:  # nothing folded yet (catch_up writes the rows and moves input_rows_through at once): no lookup
+        held = dict.fromkeys(rows, 0)
     keyed = _unfolded_keys(run, input_name, schema)
     if keyed is not None:
         wanted = arrow_change.row_keys(table, schema)
