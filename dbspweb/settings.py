@@ -277,11 +277,10 @@ SWEEP_STALE = env_float("DBSPWEB_SWEEP_STALE", 10.0)
 # into its input tables by its worker (runs/input_tables.py fold_idle).
 FOLD_QUIET = env_float("DBSPWEB_FOLD_QUIET", 5.0)
 # ... and, never quiet (a change stream), once its unfolded pushes hold more than this many
-# rows (issue 27). The delete check keeps the unfolded pushes' row keys (below), so a
-# busy run is folded late: a fold holds the run row and the GIL a second a sweep, which a
-# change stream's pump waited for (100k before session 15: a 10^6-row snapshot was folded
-# at every sweep while the changes streamed).
-FOLD_BEHIND_ROWS = env_int("DBSPWEB_FOLD_BEHIND_ROWS", 2_000_000)
+# rows (issue 27): each push's delete check scans the unfolded pushes' kept row keys.
+# 2*10^6 was tried (session 15): the snapshot went faster, but the scan of 10^6+ keys a
+# push made the changes' lag grow (bench/README.md, runs D and E).
+FOLD_BEHIND_ROWS = env_int("DBSPWEB_FOLD_BEHIND_ROWS", 100_000)
 # The delete check keeps the row keys of the unfolded pushes it has read, per process, up
 # to this many rows (runs/input_tables.py `_unfolded_keys`; about 50 bytes a row).
 DELETE_CHECK_CACHE_ROWS = env_int("DBSPWEB_DELETE_CHECK_CACHE_ROWS", 3_000_000)

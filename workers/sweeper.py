@@ -17,7 +17,7 @@
   waiting: fold it now, on the worker's main thread (pushes never fold; a quiet run's
   next delete check then reads few unfolded pushes). A run that is never quiet (a
   change stream) is folded too once its unfolded pushes hold more than
-  DBSPWEB_FOLD_BEHIND_ROWS (2·10^6) rows: each push's delete check looks its rows up
+  DBSPWEB_FOLD_BEHIND_ROWS (100k) rows: each push's delete check looks its rows up
   among all of them (their row keys are kept per process, runs/input_tables.py
   `_unfolded_keys`, but they take memory and a scan a check).
 
