@@ -155,8 +155,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10_000, help="the connector's max_batch, and the direct pushes' size")
     parser.add_argument("--window", type=int, default=60_000, help="records produced ahead of the pump at most")
     parser.add_argument("--warm-up", type=int, default=None, help="Spark warm-up ticks (default: a worker's)")
-    parser.add_argument("--ways", default="kafka,direct")
+    parser.add_argument("--ways", default="kafka,direct", help="kafka, direct, bare (the broker and producer with a "
+                                                                     "consumer that only counts)")
     parser.add_argument("--options", default="{}", help="the source's librdkafka options (JSON), as a user declares them")
+    parser.add_argument("--sample", action="store_true", help="print where each thread's wall time went (bench/sampler.py)")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="bench-kafka-pipeline-")
     os.environ.update(SQLITE_PATH=os.path.join(folder, "db.sqlite3"), DATABASE_URL="", DBSPWEB_VAR_DIR=folder,
@@ -182,9 +184,10 @@ def main() -> None:
 
     runs_dispatch.wake_pushed = lambda *a, **k: True  # the tick loop below is this "worker"'s wake-up
     started = time.monotonic()
-    engines.spark_session()
-    warm = engines.warm_up(settings.SPARK_WARM_UP_TICKS if args.warm_up is None else args.warm_up)  # as a worker does
-    print(f"spark ready in {time.monotonic() - started:.1f}s (warm-up: {warm})", flush=True)
+    if set(args.ways.split(",")) != {"bare"}:  # the bare consumer alone needs no Spark
+        engines.spark_session()
+        warm = engines.warm_up(settings.SPARK_WARM_UP_TICKS if args.warm_up is None else args.warm_up)  # as a worker does
+        print(f"spark ready in {time.monotonic() - started:.1f}s (warm-up: {warm})", flush=True)
     user = get_user_model().objects.create_user("bench", password="x")
     circuit = services.create_circuit(user, "orders per region", "", "private", CIRCUIT)
     spawn = multiprocessing.get_context("spawn")
@@ -210,7 +213,41 @@ def main() -> None:
                               (ticks, "commit", "tick: commit")]:
         stages.wrap(owner, attr, name)
 
+    def bare() -> dict:
+        """The mock broker and the producer with a bare consumer (the source's consumer
+        settings, `consume` of `--batch` messages, nothing decoded, logged or ticked), held
+        to the same window: what this machine's broker and producer deliver at most."""
+        from confluent_kafka import Consumer, TopicPartition
+
+        topic = f"orders-bare-{time.monotonic_ns()}"
+        while kafka.producer.list_topics(topic, timeout=30).topics[topic].error is not None:
+            time.sleep(0.1)
+        logged, first, last, go = spawn.Value("q", 0), spawn.Value("d", 0.0), spawn.Value("d", 0.0), spawn.Event()
+        waited = spawn.Value("d", 0.0)
+        consumer = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": topic, "enable.auto.commit": False,
+                             "enable.auto.offset.store": False, "auto.offset.reset": "error",
+                             "isolation.level": "read_committed", **json.loads(args.options)})
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(4)])
+        feeder = spawn.Process(target=produce, args=(kafka.bootstrap, topic, args.records, args.customers,
+                                                     args.window, logged, first, last, waited, go))
+        feeder.start()
+        go.set()
+        got, polls = 0, 0
+        while got < args.records:
+            messages = consumer.consume(num_messages=args.batch, timeout=0.2)
+            polls += 1
+            got += sum(1 for m in messages if m.error() is None)
+            with logged.get_lock():
+                logged.value = got
+        took = time.monotonic() - first.value
+        feeder.join()
+        consumer.close()
+        return {"way": "bare", "seconds": took, "rate": args.records / took, "ticks": 0, "tick_ms": 0.0, "pushes": polls,
+                "stages": {}, "fed": last.value - first.value, "held": waited.value}
+
     def one(way: str) -> dict:
+        if way == "bare":
+            return bare()
         run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=user, status="running")
         epoch = leases.acquire(run.pk)
         input_log.push(run, "customers", [{"insert": customer(c)} for c in range(args.customers)])
@@ -261,6 +298,11 @@ def main() -> None:
             def logged_now() -> int:
                 return logged.value
         stages.take()  # what came before (the customers' tick, the last run's last poll) is not this way's
+        sampler = None
+        if args.sample:
+            from bench.sampler import Sampler
+
+            sampler = Sampler(threads=("MainThread", "dbspweb-connectors", "direct-pushes")).__enter__()
         go.set()
         if way != "kafka":
             feeder.start()
@@ -278,6 +320,9 @@ def main() -> None:
             if not applied:
                 time.sleep(0.005)
         took = time.monotonic() - first.value
+        if sampler is not None:
+            sampler.__exit__(None, None, None)
+            print(f"--- where the time went ({way}) ---\n{sampler.report()}", flush=True)
         Pump._log = pumped
         spent = stages.take()
         feeder.join()
@@ -302,10 +347,13 @@ def main() -> None:
     for r in results.values():
         print(f"{r['way']:>6}: {r['seconds']:.2f} s, {r['rate']:,.0f} records/s; {r['pushes']} pushes in {r['ticks']} ticks "
               f"({r['tick_ms'] / max(r['ticks'], 1):.0f} ms per tick, {r['tick_ms'] / 1000 / r['seconds']:.0%} of the time "
-              f"in ticks); all fed in {r['fed']:.2f} s (the producer held back {r['held']:.2f} s); sink = recomputation: yes")
+              f"in ticks); all fed in {r['fed']:.2f} s (the producer held back {r['held']:.2f} s); "
+              + ("consumed only (no sink)" if r["way"] == "bare" else "sink = recomputation: yes"))
         print("        " + "; ".join(f"{k} {v[0]:.2f} s/{v[1]}" for k, v in sorted(r["stages"].items())))
     if {"kafka", "direct"} <= set(results):
         print(f"kafka/direct: {results['kafka']['seconds'] / results['direct']['seconds']:.2f}x")
+    if {"kafka", "bare"} <= set(results):
+        print(f"kafka/bare: {results['kafka']['seconds'] / results['bare']['seconds']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ input log's one check (runs/input_log.py `validate`) with every other push's.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -41,6 +41,23 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.records)
+
+
+@dataclass
+class Columns:
+    """A poll's records as Arrow arrays by input column (inserts: a client that reads typed
+    columns, e.g. a PostgreSQL snapshot), row i from `positions[i]`; `records()` gives the
+    same poll as `[(position, [record])]` (what the pump falls back to, naming a bad value)."""
+
+    arrays: dict
+    positions: Sequence[str]
+    records: Callable[[], list]
+
+    def __iter__(self):
+        return iter(self.records())
+
+    def __len__(self) -> int:
+        return len(self.positions)
 
 
 class FormatError(ValueError):

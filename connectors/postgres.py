@@ -31,14 +31,17 @@ import math
 import os
 import re
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 
 import psycopg
+import pyarrow as pa
+import pyarrow.compute as pc
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from . import pgoutput
+from . import formats, pgoutput
 from .errors import ConfigError, RecordError, Transient
 from .kinds import KindSpec, Opening
 
@@ -198,6 +201,22 @@ def converter(column_type: str):
 
 
 # --- the source -------------------------------------------------------------------
+
+class SnapshotPositions(Sequence):
+    """The positions of a snapshot poll's rows, `<table> snapshot row <n>`, written out
+    only when one is asked for (an error naming its row)."""
+
+    def __init__(self, table: str, done: int, count: int):
+        self.table, self.done, self.count = table, done, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i: int) -> str:
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        return f"{self.table} snapshot row {self.done + i + 1}"
+
 
 class PostgresSource:
     def __init__(self, opening: Opening, schema):
@@ -365,13 +384,24 @@ class PostgresSource:
                 raise RecordError("", position, str(e), name) from None
         return row
 
+    #: a snapshot's rows go to the pump as Arrow columns when every column's text converts
+    #: (formats.Columns; `_columns`); False: a dict a row, as before (bench/pg_pump.py compares)
+    columns_at_once = True
+
     def _poll_snapshot(self, limit: int):
         done, width = self.at["snapshot"], len(self.columns)
         rows = self.cursor.fetchmany(limit)
-        items = []
-        for i, values in enumerate(rows, start=done + 1):
-            position = f"{self.namespace}.{self.name} snapshot row {i}"
-            items.append((position, [{"insert": self._row(values[:width], position)}]))
+
+        def records():
+            items = []
+            for i, values in enumerate(rows, start=done + 1):
+                position = f"{self.namespace}.{self.name} snapshot row {i}"
+                items.append((position, [{"insert": self._row(values[:width], position)}]))
+            return items
+
+        arrays = self._columns(rows, width) if self.columns_at_once and rows else None
+        items = formats.Columns(arrays, SnapshotPositions(f"{self.namespace}.{self.name}", done, len(rows)),
+                                records) if arrays is not None else records()
         if len(rows) < limit:
             self.snap.rollback()  # the snapshot's transaction is over
             self.snap.close()
@@ -381,6 +411,37 @@ class PostgresSource:
         if self.key and rows:
             after["after"] = list(rows[-1][width:])
         return items, after
+
+    def _columns(self, rows: list[tuple], width: int) -> dict | None:
+        """The rows' text values as Arrow arrays by input column, converted as `from_text`
+        converts them (bigint, double, string, boolean; None for any other type or any
+        value Arrow does not take as `from_text` would: the rows then go one by one, which
+        names a bad value). No dict a row: a 10^6-row snapshot spent most of the pump's
+        time building and reading them."""
+        arrays = {}
+        for (name, _, type_), texts in zip(self.columns, list(zip(*rows))[:width]):
+            text = pa.array(texts, pa.string())
+            try:
+                if type_ == "string":
+                    arrays[name] = text
+                elif type_ == "bigint":
+                    # PostgreSQL's integer output: digits after an optional '-' (numeric's '12.000' goes one by one)
+                    if not pc.all(pc.match_substring_regex(text, r"^-?[0-9]+$")).as_py() in (True, None):
+                        return None
+                    arrays[name] = pc.cast(text, pa.int64())
+                elif type_ == "double":
+                    if not pc.all(pc.match_substring_regex(text, r"^-?[0-9.]+(e[-+]?[0-9]+)?$")).as_py() in (True, None):
+                        return None  # NaN, Infinity: refused one by one
+                    arrays[name] = pc.cast(text, pa.float64())
+                elif type_ == "boolean":
+                    if not pc.all(pc.match_substring_regex(text, r"^(t|f|true|false)$")).as_py() in (True, None):
+                        return None
+                    arrays[name] = pc.or_(pc.equal(text, "t"), pc.equal(text, "true"))  # NULL stays NULL
+                else:
+                    return None
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return None
+        return arrays
 
     @staticmethod
     def _past(position: dict, lsn: str) -> dict:

@@ -174,6 +174,16 @@ class Pump:
                 return Rejected(error, payload)
 
         items, after = client.poll(limit, decode, schema)
+        if isinstance(items, formats.Columns):  # typed columns: checked and logged without a dict a record
+            checked = input_log.validate_columns(run, connector.node, items.arrays) if len(items) else None
+            if checked is not None:
+                checked.user_id = connector.created_by_id
+                try:
+                    self._log(run, connector, client, checked, after, fence, letters)
+                    return checked.rows
+                except ServiceError:
+                    pass  # refused as a whole (not a 429): the record path below names the records
+            items = items.records()
         if isinstance(items, formats.Batch):  # decoded at once, one record per message (none refused)
             rejected, records, owner = [], items.records, items.positions
         else:

@@ -22,6 +22,7 @@ evaluator turns it into a Z-set (`to_zset`).
 """
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -77,6 +78,41 @@ def from_records(records: list, schema: Schema, primary_key: list[str] | None = 
         return _from_records(records, schema, primary_key)[0]
     except (_NotPlain, pa.ArrowException, OverflowError, ValueError, TypeError, UnicodeError):
         return None
+
+
+def from_columns(arrays: dict, schema: Schema, primary_key: list[str] | None = None) -> pa.Table | None:
+    """A change of inserts (weight 1) given column-wise as Arrow arrays (a connector that
+    reads typed columns: no record dicts), checked as `from_records` checks records: the
+    input's Arrow type for each column (bigint, double, string, boolean only), no unknown
+    or missing column, no NULL in a non-null one, doubles finite (-0.0 made 0.0), no NUL
+    in a string, no row (or key) twice. None when any of it does not hold: the caller
+    takes the record path, which names what is wrong."""
+    if set(arrays) != set(schema.names) or any(c.type not in _PLAIN for c in schema.columns):
+        return None
+    columns, length = [], None
+    for c in schema.columns:
+        array = arrays[c.name]
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        if array.type != _ARROW[c.type] or (length is not None and len(array) != length):
+            return None
+        length = len(array)
+        if array.null_count and not c.nullable:
+            return None
+        if c.type == "double":
+            if not pc.all(pc.is_finite(array)).as_py() in (True, None):
+                return None
+            array = pc.add(array, pa.scalar(0.0))
+        elif c.type == "string" and array.null_count < len(array) and pc.any(pc.match_substring(array, "\x00")).as_py():
+            return None
+        columns.append(array)
+    length = length or 0
+    table = pa.Table.from_arrays([*columns, pa.array(np.ones(length, np.int64))],
+                                 schema=change_schema(schema))
+    keys = list(primary_key) if primary_key else schema.names
+    if table.num_rows > 1 and table.select(keys).group_by(keys, use_threads=False).aggregate([]).num_rows != table.num_rows:
+        return None
+    return table
 
 
 def from_records_and_items(records: list, schema: Schema, primary_key: list[str] | None = None):

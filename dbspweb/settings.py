@@ -277,8 +277,13 @@ SWEEP_STALE = env_float("DBSPWEB_SWEEP_STALE", 10.0)
 # into its input tables by its worker (runs/input_tables.py fold_idle).
 FOLD_QUIET = env_float("DBSPWEB_FOLD_QUIET", 5.0)
 # ... and, never quiet (a change stream), once its unfolded pushes hold more than this many
-# rows: each push's delete check reads the whole unfolded log (issue 27).
+# rows (issue 27): each push's delete check scans the unfolded pushes' kept row keys.
+# 2*10^6 was tried (session 15): the snapshot went faster, but the scan of 10^6+ keys a
+# push made the changes' lag grow (bench/README.md, runs D and E).
 FOLD_BEHIND_ROWS = env_int("DBSPWEB_FOLD_BEHIND_ROWS", 100_000)
+# The delete check keeps the row keys of the unfolded pushes it has read, per process, up
+# to this many rows (runs/input_tables.py `_unfolded_keys`; about 50 bytes a row).
+DELETE_CHECK_CACHE_ROWS = env_int("DBSPWEB_DELETE_CHECK_CACHE_ROWS", 3_000_000)
 # Engine snapshots every N ticks (0 = never; recovery then replays the whole log).
 SNAPSHOT_EVERY = env_int("DBSPWEB_SNAPSHOT_EVERY", 100)
 SNAPSHOT_DIR = Path(os.environ.get("DBSPWEB_SNAPSHOT_DIR", VAR_DIR / "snapshots"))

@@ -153,6 +153,17 @@ def validate(run: Run, input_name: str, records) -> Validated:
     return Validated(input_name, stored, items, len(records))
 
 
+def validate_columns(run: Run, input_name: str, arrays: dict) -> Validated | None:
+    """A push of inserts given column-wise (Arrow arrays by column: a connector that reads
+    typed columns), checked as `validate` checks records (arrow_change.from_columns); None
+    when it must go the record path (which names what is wrong), 413 when too many."""
+    schema = input_schema(run, input_name)
+    rows = len(next(iter(arrays.values()))) if arrays else 0
+    check_batch_size(rows)
+    change = arrow_change.from_columns(arrays, schema, plan_for(run.version).primary_key(input_name))
+    return None if change is None else Validated(input_name, change, None, rows)
+
+
 def push(run: Run, input_name: str, records, idempotency_key: str | None = None,
          user_id: int | None = None) -> tuple[Push, bool]:
     """Validate and durably log a push; enqueue its processing. Returns (push, created).

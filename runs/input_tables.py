@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
+from collections import OrderedDict
 
+from django.conf import settings
 from django.db import connection, transaction
 
 import pyarrow as pa
@@ -146,21 +149,69 @@ def check_deletes(run: Run, plan, input_name: str, change, items: list | None) -
 def _held(run: Run, input_name: str, schema, primary_key, rows: list[tuple], table) -> dict[tuple, int]:
     """row -> its weight in the input table before this push, for the given rows (also
     given as an Arrow `table`, row i = rows[i]): folded in, plus the unfolded log."""
-    folded = _Table(run, input_name, schema, primary_key)
-    folded.load(rows)
-    held = {row: folded.weight(row) for row in rows}
-    pending = [p.change_table(schema) for p in
-               Push.objects.filter(run=run, input=input_name, sequence__gt=run.input_rows_through).only(
-                   "change", "records_json").order_by("sequence")]
-    logged = arrow_change.concat(pending, schema)
-    if logged.num_rows:
+    if run.input_rows_through > 0:
+        folded = _Table(run, input_name, schema, primary_key)
+        folded.load(rows)
+        held = {row: folded.weight(row) for row in rows}
+    else:  # nothing folded yet (catch_up writes the rows and moves input_rows_through at once): no lookup
+        held = dict.fromkeys(rows, 0)
+    keyed = _unfolded_keys(run, input_name, schema)
+    if keyed is not None:
         wanted = arrow_change.row_keys(table, schema)
-        keys = arrow_change.row_keys(logged, schema)
-        hits = pa.table({"k": keys, "w": logged[arrow_change.WEIGHT]}).filter(pc.is_in(keys, value_set=wanted))
+        keys, weights = keyed
+        hits = pa.table({"k": keys, "w": weights}).filter(pc.is_in(keys, value_set=wanted))
         sums = dict(zip(*hits.group_by("k", use_threads=False).aggregate([("w", "sum")]).to_pydict().values()))
         for row, key in zip(rows, wanted.to_pylist()):
             held[row] += sums.get(key, 0)
     return held
+
+
+#: the row keys and weights of logged pushes (`_unfolded_keys`), by push; a push's change
+#: never changes once logged, so they are computed once per process, not once per check.
+#: Keyed by the database, the push's id, when it was received and its row count: an id
+#: used again (SQLite after a rollback, another test database) is another entry.
+_KEYS: OrderedDict[tuple, tuple[pa.Array, pa.Array]] = OrderedDict()
+_KEYS_ROWS = [0]
+_KEYS_LOCK = threading.Lock()
+
+
+def _unfolded_keys(run: Run, input_name: str, schema) -> tuple[pa.ChunkedArray, pa.ChunkedArray] | None:
+    """(row keys, weights) of the pushes to `input_name` not folded into the input table
+    yet, in log order; None when there are none. Each push's are computed from its change
+    once and kept (up to DBSPWEB_DELETE_CHECK_CACHE_ROWS rows, least recently used out):
+    a delete check of a busy run no longer decodes and hashes its whole unfolded log
+    (a 10^6-row snapshot not folded yet cost each push of changes ~1 s)."""
+    limit = settings.DELETE_CHECK_CACHE_ROWS
+    pending = list(Push.objects.filter(run=run, input=input_name, sequence__gt=run.input_rows_through)
+                   .order_by("sequence").values_list("pk", "received_at", "row_count"))
+    if not pending:
+        return None
+    db = connection.settings_dict["NAME"]
+    ids = [(db, pk, received.isoformat() if received else "", rows) for pk, received, rows in pending]
+    with _KEYS_LOCK:
+        found = {i: _KEYS[i] for i in ids if i in _KEYS}
+        for i in found:
+            _KEYS.move_to_end(i)
+    missing = [i for i in ids if i not in found]
+    if missing:
+        by_pk = {i[1]: i for i in missing}
+        for push in Push.objects.filter(pk__in=list(by_pk)).only("change", "records_json"):
+            change = push.change_table(schema)
+            keys = arrow_change.row_keys(change, schema)
+            keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+            found[by_pk[push.pk]] = (keys, change[arrow_change.WEIGHT].combine_chunks())
+        with _KEYS_LOCK:
+            for i in missing:
+                if i in found and i[3] <= limit:
+                    _KEYS[i] = found[i]
+                    _KEYS_ROWS[0] += i[3]
+            while _KEYS_ROWS[0] > limit and _KEYS:
+                gone, _ = _KEYS.popitem(last=False)
+                _KEYS_ROWS[0] -= gone[3]
+    parts = [found[i] for i in ids if i in found]
+    if not parts:
+        return None
+    return pa.chunked_array([k for k, _ in parts]), pa.chunked_array([w for _, w in parts])
 
 
 def catch_up(run: Run, max_rows: int | None = None) -> int:

@@ -17,7 +17,9 @@
   waiting: fold it now, on the worker's main thread (pushes never fold; a quiet run's
   next delete check then reads few unfolded pushes). A run that is never quiet (a
   change stream) is folded too once its unfolded pushes hold more than
-  DBSPWEB_FOLD_BEHIND_ROWS rows: each push's delete check reads all of them.
+  DBSPWEB_FOLD_BEHIND_ROWS (100k) rows: each push's delete check looks its rows up
+  among all of them (their row keys are kept per process, runs/input_tables.py
+  `_unfolded_keys`, but they take memory and a scan a check).
 
 Each worker pool (the workers consuming one CELERY_QUEUE) sweeps only its own runs
 (`Run.queue`), so pools may share a database. Run by every worker's heartbeat thread;

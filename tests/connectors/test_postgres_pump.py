@@ -548,3 +548,56 @@ def test_sinks_opening_at_once_on_one_database_all_open(cdc_postgres, held_run, 
         t.join()
     assert failures == []
     assert sql(url, "SELECT count(*) FROM dbspweb_sink_progress WHERE tick = 0", fetch=True) == [(6,)]
+
+
+SCALARS = {
+    "format": "dbspweb.circuit", "version": 1,
+    "nodes": [
+        {"id": "vals", "kind": "input", "position": {"x": 0, "y": 0}, "params": {"schema": [
+            {"name": "id", "type": "bigint", "nullable": False}, {"name": "n", "type": "bigint"},
+            {"name": "x", "type": "double"}, {"name": "s", "type": "string"}, {"name": "b", "type": "boolean"}]}},
+        {"id": "all_vals", "kind": "output", "position": {"x": 200, "y": 0}, "params": {}},
+    ],
+    "edges": [{"from": {"node": "vals", "port": "out"}, "to": {"node": "all_vals", "port": "in"}}],
+}
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+def test_a_snapshot_read_as_columns_holds_what_psycopg_reads(cdc_postgres, make_user, client_for, monkeypatch, at_once):
+    """The snapshot's rows go to the input log as Arrow columns (no dict a row) when
+    every value converts; bigint, double, text and boolean values at their edges (NULLs,
+    -0, exponents, int64's ends, an empty string, non-ASCII), and a numeric '12.000' read
+    into a bigint column (not PostgreSQL's integer form: that push goes row by row), equal
+    the rows psycopg reads itself, both with the column path and without it (at_once)."""
+    from circuits import services
+    from runs.models import Run
+    from workers import leases
+
+    monkeypatch.setattr(postgres.PostgresSource, "columns_at_once", at_once)
+    owner = make_user("scalars")
+    circuit = services.create_circuit(owner, "Scalars", "", "private", SCALARS)
+    run = Run.objects.create(circuit=circuit, version=circuit.latest_version, created_by=owner, status="running")
+    run.epoch = leases.acquire(run.pk)
+    run.fence = lambda: leases.fence(run.pk, run.epoch)
+    url = cdc_postgres.new_database()
+    sql(url, "CREATE TABLE vals (id bigint PRIMARY KEY, n numeric, x float8, s text, b boolean)",
+        "ALTER TABLE vals REPLICA IDENTITY FULL",
+        "INSERT INTO vals VALUES (1, 9223372036854775807, -0.0, '', true), (2, -9223372036854775808, 1e-05, 'één', false),"
+        " (3, NULL, NULL, NULL, NULL), (4, 0, 1.5e300, 'a''b\\c', true), (5, -42, 0.1, ' x ', false)",
+        "INSERT INTO vals SELECT i, i * 7, i / 3.0, 'r' || i, i % 2 = 0 FROM generate_series(6, 40) i",
+        "INSERT INTO vals VALUES (41, 12.000, 2, 'numeric', true)")  # numeric's text '12.000': not an integer's form
+    r = client_for(owner).post(f"/api/runs/{run.pk}/connectors/", {
+        "name": "v", "kind": "postgres_source", "node": "vals",
+        "config": {"dsn": url, "table": "vals", "max_batch": 20}}, format="json")
+    assert r.status_code == 201, r.content
+    source = Connector.objects.get(run=run, name="v")
+    pump = Pump()
+    pump_until(pump, run, lambda: Connector.objects.get(pk=source.pk).records_in == 41, "the snapshot")
+    assert Connector.objects.get(pk=source.pk).state == "running"
+    with psycopg.connect(url) as conn:
+        final = conn.execute("SELECT id, n, x, s, b FROM vals").fetchall()
+    expected = {(i, None if n is None else int(n), None if x is None else float(x) + 0.0, s, b) for i, n, x, s, b in final}
+    pushed = [(row, w) for row, w in pushed_rows(run)]
+    assert all(w == 1 for _, w in pushed) and len(pushed) == 41
+    assert {(r["id"], r["n"], r["x"], r["s"], r["b"]) for r, _ in pushed} == expected
+    assert [r["id"] for r, _ in pushed] == list(range(1, 42))  # in key order, each once

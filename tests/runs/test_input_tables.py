@@ -187,3 +187,32 @@ def test_pushes_never_fold_the_log_a_quiet_run_folds_it_and_the_check_reads_both
     assert refused.status_code == 400 and "holds 1 of row" in refused.json()["errors"][0]["message"]
     assert push(api, run, [{"delete": ADA}, {"delete": BOB}]).status_code == 202
     assert held(api, run) == [(i, 1) for i in range(10, 30)]
+
+
+def test_the_checks_kept_keys_never_stand_for_a_push_that_was_rolled_back(run):
+    """The delete check keeps each unfolded push's row keys per process (input_tables
+    `_unfolded_keys`). A push whose transaction rolled back after its keys were read can
+    leave its id to the next push (SQLite reuses it): its keys must not be taken for the
+    new push's. Here ADA's push is read by a check (BOB's delete, refused within the same
+    group of pushes) and rolled back; BOB's insert then takes its id; deleting ADA must
+    still be refused and deleting BOB accepted."""
+    from django.db import transaction
+
+    class Abort(Exception):
+        pass
+
+    with pytest.raises(Abort), transaction.atomic():
+        logged = input_log.log_pushes(run, [input_log.validate(run, "orders", [{"insert": ADA}]),
+                                            input_log.validate(run, "orders", [{"delete": ADA}])])
+        assert [isinstance(e, Push) for e in logged] == [True, True]  # the second push's check read the first
+        ada_push = logged[0].pk
+        raise Abort
+    run.refresh_from_db()
+    [bob] = input_log.log_pushes(run, [input_log.validate(run, "orders", [{"insert": BOB}])])
+    assert isinstance(bob, Push)
+    if bob.pk != ada_push:
+        pytest.skip("this database did not reuse the rolled-back push's id")
+    [refused] = input_log.log_pushes(run, [input_log.validate(run, "orders", [{"delete": ADA}])])
+    assert isinstance(refused, ServiceError) and refused.status == 400, refused
+    [accepted] = input_log.log_pushes(run, [input_log.validate(run, "orders", [{"delete": BOB}])])
+    assert isinstance(accepted, Push), accepted
