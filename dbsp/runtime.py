@@ -41,6 +41,12 @@ class TickResult:
             self._outputs = {view: self._runtime.collect(value) for view, value in self._raw.items()}
         return self._outputs
 
+    def outputs_arrow(self) -> dict[str, pa.Table | None]:
+        """view -> its change on the driver as an Arrow table (the columns and `__w`),
+        straight from the backend's table, without Python rows; None for an empty change
+        or one the backend holds as Python rows (the reference evaluator: use `outputs`)."""
+        return {view: (_arrow_table(value) if value is not None else None) for view, value in self._raw.items()}
+
     def outputs_json(self) -> dict[str, list[dict]]:
         """view -> [{"data": {...}, "weight": w}], in a stable order: by each column in
         turn (NULLs last; lists by their canonical JSON text), then the weight. A change

@@ -17,6 +17,16 @@ class ZSet:
         for row, weight in items:
             self._add(row, weight)
 
+    @classmethod
+    def of_columns(cls, rows: list[tuple], weights: list[int]) -> "ZSet":
+        """rows[i] with weights[i]: one dict build when the rows are distinct and no weight
+        is 0 (a consolidated table's, the common case), else summed row by row."""
+        z = cls.__new__(cls)
+        z._w = dict(zip(rows, weights))
+        if len(z._w) == len(weights) and 0 not in z._w.values():
+            return z
+        return cls(zip(rows, weights))
+
     def _add(self, row: tuple, weight: int) -> None:
         w = self._w.get(row, 0) + weight
         if w:

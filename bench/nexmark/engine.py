@@ -150,7 +150,8 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
               side_changes: dict[int, dict[str, pa.Table]] | None = None, keep_rows: bool = False,
               final_check: bool = False) -> dict:
     """Run query `name` over `batches` (one tick each). Returns events, seconds, events/s,
-    tick latency p50/p99 (ms), peak RSS growth (MiB), output rows and ticks checked.
+    tick latency p50/p99 (ms), peak RSS growth (MiB), output rows, ticks checked and the
+    paths each node took.
 
     A side table (q13's `side_input`, see `side_tables`) gets its datagen plan's rows at
     tick 0, and `side_changes[tick][table]` (Arrow, with the weight column: deletes too)
@@ -178,6 +179,9 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
         raise Mismatch(f"{name}: the view's columns are {plan.views[view].names}, "
                        f"the query's in DuckDB {oracle.columns(ORACLE[name])}")
     integrated, samples, latencies, events, checked = Counter(), [], [], 0, 0
+    paths: dict[str, set] = {}  # node -> the paths it took (row, arrow, spark, ...)
+    # lists are JSON text in an Arrow change: a view with a list column is read as rows
+    as_rows = backend == "reference" or any(c.type.startswith("array<") for c in plan.schemas[view].columns)
     base_rss = rss_kib()
     reset_peak_rss()
     began = time.perf_counter()
@@ -206,11 +210,18 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
                 time.sleep(pause)
         t0 = time.perf_counter()
         result = runtime.step(changes)
-        delta = result.outputs[view]
+        # the delta collected on the driver: as Arrow (Structured Streaming's foreachBatch
+        # collects with toArrow), Python rows for the reference evaluator
+        delta = result.outputs[view] if as_rows else result.outputs_arrow()[view]
         done = time.perf_counter()
         samples.append(done - t0)
         latencies.append(done - (arrival if arrival is not None else t0))
-        for row, w in delta:
+        for node, stats in result.stats.items():
+            paths.setdefault(node, set()).add(stats.get("path", "skipped"))
+        if isinstance(delta, pa.Table):
+            delta = zip(delta.drop_columns([WEIGHT]).to_pylist(), delta[WEIGHT].to_pylist())
+            delta = ((tuple(row.values()), w) for row, w in delta)
+        for row, w in delta or ():
             integrated[tuple(normal(v) for v in row)] += w
         integrated = +integrated
         if oracle is not None:
@@ -245,4 +256,5 @@ def run_query(name: str, batches: list[dict[str, pa.Table]], backend: str = "spa
             "tick_ms_p99": round(ms[min(len(ms) - 1, math.ceil(0.99 * len(ms)) - 1)], 1),
             "peak_rss_growth_mib": round((peak_rss - base_rss) / 1024, 1),
             "output_rows": sum(integrated.values()), "ticks_checked": checked, "final_checked": final_checked,
-            "rate": rate, **({"rows": integrated} if keep_rows else {})}
+            "rate": rate, "paths": {node: sorted(p) for node, p in paths.items()},
+            **({"rows": integrated} if keep_rows else {})}

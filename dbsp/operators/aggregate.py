@@ -51,6 +51,65 @@ class Aggregate(Grouped):
             out.append((key + values, 1))
         return ZSet(out)
 
+    def arrow_groups(self, table, output):
+        """The groups of `table` (a consolidated change: the columns and `__w`) as rows of
+        weight 1, computed column-wise by Arrow with `query`'s math (count, sum, avg, min,
+        max; see dbsp.aggregates); None when this aggregate has no such form (a distinct
+        aggregate, an expression Arrow does not cover, a double key (Arrow groups 0.0 and
+        -0.0 apart), or a bigint sum that could leave 64 bits: the row form then)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not hasattr(self, "_arrow_aggs"):
+            self._arrow_aggs = _arrow_aggregates(self)
+        if self._arrow_aggs is None or self.is_global:
+            return None
+        w = table["__w"]
+        columns = {f"k{i}": table[g] for i, g in enumerate(self.group_by)}
+        columns["w"] = w
+        wanted = [("w", "sum")]
+        for i, (fn, f, typ) in enumerate(self._arrow_aggs):
+            if f is None:  # count(*): Σ w
+                continue
+            v = f(table)
+            v = pa.repeat(v, table.num_rows) if isinstance(v, pa.Scalar) else v
+            present = pc.if_else(pc.is_valid(v), w, 0)
+            if fn == "count":
+                columns[f"a{i}"] = present
+                wanted.append((f"a{i}", "sum"))
+            elif fn in ("sum", "avg"):
+                if typ == "bigint":
+                    bound = pc.max(pc.abs(v)).as_py() or 0
+                    if bound * (pc.sum(pc.abs(w)).as_py() or 0) >= 2**62:  # could leave 64 bits: exact Python
+                        return None
+                    columns[f"a{i}"] = pc.multiply(v, w)
+                else:
+                    columns[f"a{i}"] = pc.multiply(v, pc.cast(w, pa.float64()))
+                columns[f"n{i}"] = present
+                wanted += [(f"a{i}", "sum"), (f"n{i}", "sum")]
+            else:  # min / max over the rows present (w > 0)
+                columns[f"a{i}"] = pc.if_else(pc.greater(w, 0), v, pa.scalar(None, v.type))
+                wanted.append((f"a{i}", fn))
+        keys = [f"k{i}" for i in range(len(self.group_by))]
+        grouped = pa.table(columns).group_by(keys, use_threads=False).aggregate(wanted)
+        grouped = grouped.filter(pc.not_equal(grouped["w_sum"], 0))  # a group exists while Σ w ≠ 0
+        out = [grouped[k] for k in keys]
+        for i, (fn, f, typ) in enumerate(self._arrow_aggs):
+            if f is None:
+                out.append(grouped["w_sum"])
+            elif fn == "count":
+                out.append(grouped[f"a{i}_sum"])
+            elif fn in ("sum", "avg"):
+                n, total = grouped[f"n{i}_sum"], grouped[f"a{i}_sum"]
+                none = pc.equal(n, 0)
+                value = total if fn == "sum" else pc.divide(pc.cast(total, pa.float64()), pc.cast(n, pa.float64()))
+                out.append(pc.if_else(none, pa.scalar(None, value.type), value))
+            else:
+                out.append(grouped[f"a{i}_{fn}"])
+        n = grouped.num_rows
+        return pa.Table.from_arrays([pc.cast(c, field.type) for c, field in zip(out, output)] + [pa.array([1] * n, pa.int64())],
+                                    schema=output)
+
     def spark(self, ctx, inputs):
         return self.spark_aggregate(inputs["in"])
 
@@ -78,6 +137,25 @@ class Aggregate(Grouped):
 
     def describe_state(self):
         return ["I(in), indexed by the group key", "I(out): the current row of every group"]
+
+
+def _arrow_aggregates(op) -> list | None:
+    """(fn, Arrow form of the expression or None for COUNT(*), its type) per aggregate, or
+    None when one is not covered column-wise."""
+    from ..arrow_expr import compile_arrow
+
+    schema = op.input_schemas["in"]
+    if any(schema.column(g).type == "double" for g in op.group_by):
+        return None
+    forms = []
+    for fn, e, _, _ in op.aggs:
+        if fn not in ("count", "sum", "avg", "min", "max"):
+            return None
+        f = compile_arrow(e) if e is not None else None
+        if e is not None and (f is None or e.type == "null" or (fn in ("sum", "avg") and e.type not in ("bigint", "double"))):
+            return None
+        forms.append((fn, f, e.type if e is not None else None))
+    return forms
 
 
 def aggregate_calls(op, raw: list, schema, problems: list, functions, taken: set) -> list:

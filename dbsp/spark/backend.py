@@ -137,7 +137,7 @@ class SparkRuntime(Runtime):
         for i, c in enumerate(schema.columns):
             if c.type in ARRAY_TYPES:
                 columns[i] = [decode_list(v) for v in columns[i]]
-        return ZSet(zip(zip(*columns) if columns else [()] * table.num_rows, table[WEIGHT].to_pylist()))
+        return ZSet.of_columns(list(zip(*columns)) if columns else [()] * table.num_rows, table[WEIGHT].to_pylist())
 
     def to_zset(self, batch) -> ZSet:
         return ZSet() if batch is None else self.to_zset_table(batch.table(), batch.schema)

@@ -345,16 +345,34 @@ class AggregateDelta:
             before = self.inputs.df()
             self.inputs.add(delta)
             return self._on_spark(d, before)
-        self.ctx.took("row")
         group_by = self.op.group_by
-        keys = delta.select(group_by).group_by(group_by, use_threads=False).aggregate([]).to_pylist()
+        keys = delta.select(group_by).group_by(group_by, use_threads=False).aggregate([]).select(group_by)
         # (group_by is never empty here: global recomputes go through _global)
-        fetched = self.inputs.lookup(group_by, [tuple(k[c] for c in group_by) for k in keys])  # from I(Δin)_{t-1}
+        fetched = self.inputs.lookup(group_by, keys)  # from I(Δin)_{t-1}
         self.inputs.add(delta)
+        if delta.num_rows >= self.ctx.vector_min_rows and (out := self._with_arrow(fetched, delta)) is not None:
+            self.ctx.took("arrow")
+            return Batch.of_table(self.ctx, self.schema, out)
+        self.ctx.took("row")
         old_rows = self.ctx.to_zset_table(fetched, self.op.input_schemas["in"]) if fetched is not None else ZSet()
         change = self.ctx.to_zset(d)
         out = self.op.query({"in": old_rows + change}) - self.op.query({"in": old_rows})
         return Batch.of_table(self.ctx, self.schema, self.ctx.to_table(out, self.schema))
+
+    def _with_arrow(self, fetched, delta):
+        """The touched groups' old and new rows computed column-wise (Aggregate.arrow_groups),
+        Δout = new - old consolidated; None when the operator has no such form."""
+        arrow_groups = getattr(self.op, "arrow_groups", None)
+        if arrow_groups is None:
+            return None
+        target = self.ctx.arrow_schema(self.schema)
+        old = fetched.select(delta.column_names).cast(delta.schema) if fetched is not None else delta.slice(0, 0)
+        new_rows = arrow_groups(consolidate_arrow(pa.concat_tables([old, delta])), target)
+        old_rows = arrow_groups(consolidate_arrow(old), target) if old.num_rows else target.empty_table()
+        if new_rows is None or old_rows is None:
+            return None
+        retracted = old_rows.set_column(old_rows.schema.get_field_index(WEIGHT), WEIGHT, pc.negate(old_rows[WEIGHT]))
+        return consolidate_arrow(pa.concat_tables([new_rows, retracted.cast(new_rows.schema)]))
 
     def _touched_keys(self, delta):
         keys = delta.select(self.op.group_by).group_by(self.op.group_by, use_threads=False).aggregate([])

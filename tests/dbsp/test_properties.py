@@ -36,13 +36,15 @@ def spark():
 
 
 # The Spark runtime's paths: the hybrid default (small changes on the driver, state
-# on the driver until it spills), Arrow joins against fetched state, everything on
-# Spark with every threshold option 0 together, and state spilling to Spark levels
+# on the driver until it spills), every change on the driver column-wise (Arrow) where
+# the operator has that form — maps, filters, joins against fetched state, the touched
+# groups of count/sum/avg/min/max aggregates — with state spilling every other tick,
+# everything on Spark with every threshold option 0 together, and state spilling to Spark levels
 # (merged and probed there) after every tick, or once past a small byte budget. (The real defaults, above each threshold:
 # test_real_defaults.py.)
 MODES = {
     "hybrid": {},
-    "arrow": {"driver_max_rows": 0, "vector_min_rows": 0, "recent_max": 2},
+    "arrow": {"vector_min_rows": 0, "recent_max": 2},
     "all-spark": {"driver_max_rows": 0, "arrow_max_rows": 0, "recent_max": 0, "vector_min_rows": 0},
     "spilling": {"recent_max": 1},
     # the byte budget (no recent_max): past 1.5 KB of driver parts in all, the traces

@@ -5,6 +5,8 @@ so that 2M rows spill as they would past a real budget), against DuckDB
 count()` over 2,000,001 rows (the state spills to a Spark level), then a tick deleting
 the 10,001 smallest v (above driver_max_rows: the touched groups are recomputed on
 Spark over the level and the driver part together) kept every group's deleted minimum.
+A third tick deletes the next 5,000 (past vector_min_rows, within driver_max_rows): the
+touched groups are recomputed column-wise by Arrow from rows fetched off the level.
 The same ticks go through a filter (2,000,001 rows: on Spark, above arrow_max_rows)
 and a count/sum/count_distinct aggregate after it.
 
@@ -21,6 +23,7 @@ from tests.dbsp.sql_oracle import Oracle, assert_matches
 
 ROWS = 2_000_001
 DELETED = 10_001
+NEXT = 5_000
 
 
 def document():
@@ -56,13 +59,20 @@ def test_two_million_rows_then_deleting_the_smallest_at_real_defaults():
     ticks = [
         ({"t": rows.rename_columns(["g", "v", "__w"])}, rows),
         ({"t": table(g[:DELETED], v[:DELETED], [-1] * DELETED).rename_columns(["g", "v", "__w"])}, rows.slice(DELETED)),
+        # 5,000 more of the smallest (between vector_min_rows and driver_max_rows): the
+        # touched groups' old and new rows computed column-wise, their state on a Spark level
+        ({"t": table(g[DELETED:DELETED + NEXT], v[DELETED:DELETED + NEXT], [-1] * NEXT).rename_columns(["g", "v", "__w"])},
+         rows.slice(DELETED + NEXT)),
     ]
     totals = {view: ZSet() for view in plan.views}
     for t, (changes, integral) in enumerate(ticks):
-        out = rt.step(changes).outputs
+        result = rt.step(changes)
+        out = result.outputs
+        if t == 2:
+            assert result.stats["extremes"]["path"] == "arrow", result.stats["extremes"]
         totals = {view: totals[view] + out[view] for view in plan.views}
         oracle.tables["t"] = integral
         assert assert_matches(oracle, totals, f"tick {t}") == 2
     assert rt.executors["extremes"].inputs.levels  # the state did spill to Spark
     lows = sorted(row[1] for row, _ in totals["by_g"])
-    assert lows[0] >= DELETED  # no deleted minimum left: what the issue saw
+    assert lows[0] >= DELETED + NEXT  # no deleted minimum left: what the issue saw
