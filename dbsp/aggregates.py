@@ -24,6 +24,9 @@ NEEDS_EXPR = {"sum", "avg", "min", "max", "count_distinct", "sum_distinct", "avg
 NUMERIC = {"sum", "avg", "sum_distinct", "avg_distinct"}
 #: computable from any Z-set holding the group's rows, consolidated or not (Σ over rows)
 LINEAR = {"count", "sum", "avg"}
+#: over the distinct non-NULL values present: linear in the (group, value) pairs that
+#: appear and disappear (dbsp/spark/distinct_aggregate.py)
+DISTINCT = {"count_distinct", "sum_distinct", "avg_distinct"}
 
 
 def result_type(fn: str, arg_type: str | None) -> str:

@@ -161,9 +161,11 @@ class LinearAggregateDelta:
             none = pc.equal(n, 0)
             if fn == "count":
                 value = accs[_W] if e is None else n
-            elif fn == "sum":
+            elif fn == "count_distinct":
+                value = n
+            elif fn in ("sum", "sum_distinct"):
                 value = pc.if_else(none, pa.scalar(None, s.type), s)
-            else:
+            else:  # avg, avg_distinct
                 value = pc.if_else(none, pa.scalar(None, pa.float64()),
                                    pc.divide(pc.cast(s, pa.float64()), pc.cast(pc.if_else(none, 1, n), pa.float64())))
             columns.append(value)
@@ -215,9 +217,11 @@ class LinearAggregateDelta:
             s, n = acc[1 + i], acc[1 + len(self._python) + i]
             if fn == "count":
                 values.append(acc[0] if e is None else n)
-            elif fn == "sum":
-                values.append((0 if self.op.is_global else None) if n == 0 else s)
-            else:  # avg
+            elif fn == "count_distinct":
+                values.append(n)
+            elif fn in ("sum", "sum_distinct"):
+                values.append((0 if self.op.is_global and fn == "sum" else None) if n == 0 else s)
+            else:  # avg, avg_distinct
                 values.append(None if n == 0 else float(s) / n)
         return tuple(values)
 
@@ -228,8 +232,8 @@ class LinearAggregateDelta:
         sums, counts, rows = {}, {}, None
         for i, (fn, f, e) in enumerate(self._python):
             target = self._base_schema.field(self._sums[i]).type
-            if e is None:
-                values = None
+            if e is None or fn not in ("sum", "avg", "count"):
+                values = None  # (the distinct calls' columns: distinct_aggregate.py fills them)
             elif e.op == "col":
                 values = table[e.value]
             else:

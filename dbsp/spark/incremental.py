@@ -29,6 +29,7 @@ from ..zset import ZSet
 from .accumulate import LinearAggregateDelta
 from .asof import AsofJoinDelta
 from .batch import Batch
+from .distinct_aggregate import DistinctAggregateDelta
 from .trace import Trace, flat
 from .zsets import WEIGHT, consolidate_arrow, negate, null_safe_semi, union_all
 
@@ -474,7 +475,11 @@ class Composite:
 
 
 def aggregate_executor(ctx, op, schema):
-    return LinearAggregateDelta(ctx, op, schema) if LinearAggregateDelta.applies(op) else AggregateDelta(ctx, op, schema)
+    if LinearAggregateDelta.applies(op):
+        return LinearAggregateDelta(ctx, op, schema)
+    if DistinctAggregateDelta.applies(op):
+        return DistinctAggregateDelta(ctx, op, schema)
+    return AggregateDelta(ctx, op, schema)
 
 
 INCREMENTAL = {
