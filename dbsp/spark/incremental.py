@@ -317,7 +317,8 @@ class DistinctDelta:
 
 class AggregateDelta:
     """For each group touched by Δin: -(k, old) + (k, new). State: I(Δin) by key.
-    Serves every per-group recompute: min/max/count_distinct aggregates, top_k and window aggregates.
+    Serves every per-group recompute: min/max aggregates (with any other function beside
+    them; distinct ones over doubles or lists), top_k and window aggregates.
 
     Global aggregates of only count/sum/avg keep O(1) accumulators on the driver.
     Otherwise the touched groups' rows are fetched from the state (one broadcast
@@ -474,10 +475,12 @@ class Composite:
         return sum(executor.state_rows() for _, executor, _ in self.steps)
 
 
-def aggregate_executor(ctx, op, schema):
+def aggregate_executor(ctx, op, schema, distinct: bool = True):
+    """`distinct`: whether the distinct aggregates may take their incremental form (windows
+    keep the recomputing one: their garbage collection drops I(in)'s closed windows)."""
     if LinearAggregateDelta.applies(op):
         return LinearAggregateDelta(ctx, op, schema)
-    if DistinctAggregateDelta.applies(op):
+    if distinct and DistinctAggregateDelta.applies(op):
         return DistinctAggregateDelta(ctx, op, schema)
     return AggregateDelta(ctx, op, schema)
 

@@ -101,9 +101,9 @@ def distincts():
     rows = [ins(g=i % 2, s="x" if i % 3 else "y", bidder=b, price=p)
             for i, (b, p) in enumerate([(1, 5), (1, 5), (2, 50), (1, 7), (3, None), (None, 8), (2, 5), (4, 60), (1, 50)])]
     ticks = [
-        {"r": rows},
-        {"r": [dele(**rows[0]["insert"])]},                          # one of two equal rows: every pair stays
-        {"r": [dele(**rows[1]["insert"]), dele(**rows[3]["insert"])]},  # bidder 1's cheap rows gone in g 0 / 1
+        {"r": rows + [rows[0]]},                                     # row 0 twice
+        {"r": [dele(**rows[0]["insert"])]},                          # one copy: every pair stays
+        {"r": [dele(**rows[0]["insert"]), dele(**rows[3]["insert"])]},  # the last copy: its pairs leave
         {"r": [{"weight": 2, "data": {"g": 0, "s": "x", "bidder": 1, "price": 5}}, ins(g=0, s="x", bidder=9, price=None)]},
         {"r": []},
         {"r": [dele(**r["insert"]) for r in rows[4:]]},              # groups emptied, values left by others
