@@ -80,8 +80,8 @@ def extremes():
 
 def distincts():
     """COUNT / SUM / AVG (DISTINCT e), FILTERed as SQL compiles them (CASE WHEN c THEN e
-    END), beside count(*), count(e) and avg(e) in one aggregate, per group (group_by out
-    of column order) and global: a (group, value) pair held by several rows stays while
+    END), beside count(*), count(e), avg(e), min and max in one aggregate, per group
+    (group_by out of column order) and global (the extremes deleted, so looked up again): a (group, value) pair held by several rows stays while
     one of them is left, leaves with the last one, comes back; NULL values, a row of
     weight 2, a group emptied and refilled, string values."""
     cheap, dear = "CASE WHEN price < 10 THEN bidder END", "CASE WHEN price >= 10 THEN price END"
@@ -91,10 +91,13 @@ def distincts():
             {"fn": "count", "as": "rows"}, {"fn": "count", "expr": "CASE WHEN price < 10 THEN 1 END", "as": "cheap_rows"},
             {"fn": "count_distinct", "expr": "bidder", "as": "bidders"}, {"fn": "count_distinct", "expr": cheap, "as": "cheap_bidders"},
             {"fn": "sum_distinct", "expr": "bidder", "as": "bidder_sum"}, {"fn": "sum_distinct", "expr": "price", "as": "prices"},
-            {"fn": "avg_distinct", "expr": dear, "as": "dear_mean"}, {"fn": "avg", "expr": "price", "as": "mean"}]}),
-         ("by_g", "aggregate", {"group_by": ["g"], "aggregates": [{"fn": "count_distinct", "expr": "s", "as": "names"}]}),
+            {"fn": "avg_distinct", "expr": dear, "as": "dear_mean"}, {"fn": "avg", "expr": "price", "as": "mean"},
+            {"fn": "min", "expr": "price", "as": "lo"}, {"fn": "max", "expr": cheap, "as": "top_cheap"}]}),
+         ("by_g", "aggregate", {"group_by": ["g"], "aggregates": [{"fn": "count_distinct", "expr": "s", "as": "names"},
+                                                                  {"fn": "max", "expr": "s", "as": "last"}]}),
          ("overall", "aggregate", {"group_by": [], "aggregates": [
              {"fn": "count_distinct", "expr": "bidder", "as": "bidders"}, {"fn": "sum_distinct", "expr": "price", "as": "prices"},
+             {"fn": "max", "expr": "price", "as": "hi"}, {"fn": "min", "expr": "bidder", "as": "lo"},
              {"fn": "avg_distinct", "expr": cheap, "as": "cheap_mean"}, {"fn": "count", "as": "rows"}]}),
          ("o1", "output", {}), ("o2", "output", {}), ("o3", "output", {})],
         ["r.out->by_sg.in", "by_sg.out->o1.in", "r.out->by_g.in", "by_g.out->o2.in", "r.out->overall.in", "overall.out->o3.in"])
