@@ -154,7 +154,7 @@ class DistinctAggregateDelta(LinearAggregateDelta):
             new = [a + b if j - 1 not in self._extremes else None for j, (a, b) in enumerate(zip(old, part))] if old is not None else list(part)
             for i in self._extremes:
                 s_at, n_at = 1 + i, 1 + m + i
-                appear, gone, before = part[s_at], self._gone[i].get(key), old[s_at] if old is not None else None
+                appear, gone, before = part[s_at], self._gone.get(i, {}).get(key), old[s_at] if old is not None else None
                 if new[n_at] == 0:
                     new[s_at] = None
                 elif before is None:

@@ -104,6 +104,7 @@ def distincts():
     rows = [ins(g=i % 2, s="x" if i % 3 else "y", bidder=b, price=p)
             for i, (b, p) in enumerate([(1, 5), (1, 5), (2, 50), (1, 7), (3, None), (None, 8), (2, 5), (4, 60), (1, 50)])]
     ticks = [
+        {"r": []},                                                   # the global row over nothing
         {"r": rows + [rows[0]]},                                     # row 0 twice
         {"r": [dele(**rows[0]["insert"])]},                          # one copy: every pair stays
         {"r": [dele(**rows[0]["insert"]), dele(**rows[3]["insert"])]},  # the last copy: its pairs leave
