@@ -23,8 +23,16 @@ for a small change, Arrow for a larger one, a Spark lookup of old weights past
 `arrow_max_rows`, and its trace spills to Spark levels as any trace does. Output: for each
 touched group, -(key, old row) + (key, new row), as every aggregate.
 
-Values of type double (0.0 = -0.0, NaN) and lists, and aggregates with min/max, keep the
-recomputing executor (AggregateDelta).
+min(e) / max(e) beside a distinct aggregate use the same pairs V_e (min and max are over
+the values present): the accumulator holds the extreme and the number of values present;
+a tick's appearing values can only improve it, and only a group whose extreme leaves
+looks its values up in V_e's trace (one lookup for all such groups). Such an aggregate
+combines group by group on the driver (the accumulators' Python form, work in the
+touched groups) rather than by whole columns.
+
+Values of type double (0.0 = -0.0, NaN) and lists, min/max without a distinct aggregate
+beside them, and windows (their garbage collection drops I(in)) keep the recomputing
+executor (AggregateDelta).
 """
 from __future__ import annotations
 
@@ -54,9 +62,9 @@ class DistinctAggregateDelta(LinearAggregateDelta):
         return (any(fn in DISTINCT for fn in fns) and all(fn in LINEAR or fn in PAIRED for fn in fns)
                 and all(e.type in _EXACT_TYPES for fn, e, _, _ in op.aggs if fn in PAIRED))
 
-    def __init__(self, ctx, op, schema):
-        from .incremental import DistinctDelta
-
+    def __init__(self, ctx, op, schema, distinct_delta):
+        """`distinct_delta`: distinct's Δ executor class (incremental.DistinctDelta, which
+        imports this module)."""
         super().__init__(ctx, op, schema)
         in_schema = op.input_schemas["in"]
         # an extreme's accumulator: (the value, the number of values present)
@@ -69,7 +77,7 @@ class DistinctAggregateDelta(LinearAggregateDelta):
         self._gone: dict[int, dict] = {}  # this tick: per extreme call, group -> the extreme of the values leaving
         self._in_schema = in_schema
         group = [in_schema.column(g) for g in op.group_by]
-        self.present = DistinctDelta(ctx, None, in_schema)  # P = distinct(in)
+        self.present = distinct_delta(ctx, None, in_schema)  # P = distinct(in)
         self.pairs = []  # one DistinctDelta per distinct expression: V_e
         self._pair_of = {}  # call index -> index in self.pairs
         self._values = []  # per pair trace: (expression, Arrow form or None, Python form)
@@ -81,7 +89,7 @@ class DistinctAggregateDelta(LinearAggregateDelta):
             if text not in texts:
                 texts[text] = len(self.pairs)
                 pair_schema = Schema(tuple(group) + (Column(_VALUE, e.type, True),))
-                self.pairs.append(DistinctDelta(ctx, None, pair_schema))
+                self.pairs.append(distinct_delta(ctx, None, pair_schema))
                 self._values.append((e, compile_arrow(e), e.to_python(in_schema)))
             self._pair_of[i] = texts[text]
 

@@ -481,7 +481,7 @@ def aggregate_executor(ctx, op, schema, distinct: bool = True):
     if LinearAggregateDelta.applies(op):
         return LinearAggregateDelta(ctx, op, schema)
     if distinct and DistinctAggregateDelta.applies(op):
-        return DistinctAggregateDelta(ctx, op, schema)
+        return DistinctAggregateDelta(ctx, op, schema, DistinctDelta)
     return AggregateDelta(ctx, op, schema)
 
 
