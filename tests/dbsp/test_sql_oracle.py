@@ -99,8 +99,12 @@ def distincts():
              {"fn": "count_distinct", "expr": "bidder", "as": "bidders"}, {"fn": "sum_distinct", "expr": "price", "as": "prices"},
              {"fn": "max", "expr": "price", "as": "hi"}, {"fn": "min", "expr": "bidder", "as": "lo"},
              {"fn": "avg_distinct", "expr": cheap, "as": "cheap_mean"}, {"fn": "count", "as": "rows"}]}),
-         ("o1", "output", {}), ("o2", "output", {}), ("o3", "output", {})],
-        ["r.out->by_sg.in", "by_sg.out->o1.in", "r.out->by_g.in", "by_g.out->o2.in", "r.out->overall.in", "overall.out->o3.in"])
+         ("by_bidder", "aggregate", {"group_by": ["bidder"], "aggregates": [  # no extreme: whole columns when driver_max_rows is 0
+             {"fn": "count_distinct", "expr": "g", "as": "gs"}, {"fn": "sum_distinct", "expr": dear, "as": "dear_sum"},
+             {"fn": "count", "as": "rows"}]}),
+         ("o1", "output", {}), ("o2", "output", {}), ("o3", "output", {}), ("o4", "output", {})],
+        ["r.out->by_sg.in", "by_sg.out->o1.in", "r.out->by_g.in", "by_g.out->o2.in", "r.out->overall.in", "overall.out->o3.in",
+         "r.out->by_bidder.in", "by_bidder.out->o4.in"])
     rows = [ins(g=i % 2, s="x" if i % 3 else "y", bidder=b, price=p)
             for i, (b, p) in enumerate([(1, 5), (1, 5), (2, 50), (1, 7), (3, None), (None, 8), (2, 5), (4, 60), (1, 50)])]
     ticks = [
