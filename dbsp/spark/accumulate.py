@@ -23,7 +23,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..numeric import bigint_sum
+from ..numeric import bigint_sum, check_number
 from ..zset import ZSet
 from .batch import Batch
 from .probe import SortedIndex, indexable
@@ -221,8 +221,12 @@ class LinearAggregateDelta:
             elif fn == "count_distinct":
                 values.append(n)
             elif fn in ("sum", "sum_distinct", "min", "max"):
+                if fn == "sum_distinct" and n:  # (Python ints: the accumulators do not wrap)
+                    check_number(s, e.type, e.where, f"{fn}()")
                 values.append((0 if self.op.is_global and fn == "sum" else None) if n == 0 else s)
             else:  # avg, avg_distinct
+                if fn == "avg_distinct" and n:
+                    check_number(s, e.type, e.where, f"{fn}()")
                 values.append(None if n == 0 else float(s) / n)
         return tuple(values)
 

@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 
 from ..arrow_expr import compile_arrow
 from ..aggregates import DISTINCT, LINEAR
+from ..numeric import bigint_sum
 from ..types import Column, Schema
 from .accumulate import LinearAggregateDelta
 from .batch import Batch
@@ -48,6 +49,7 @@ from .zsets import WEIGHT, consolidate_arrow
 
 _VALUE = "__dv"  # the value column of a (group, value) pair
 _SIGN = "__sign"
+_EXACT = pa.decimal128(38, 0)
 #: value types whose equality is the distinct's identity (doubles: 0.0 = -0.0 and NaN; lists: no hashing)
 _EXACT_TYPES = ("bigint", "string", "boolean", "date", "timestamp")
 EXTREMES = ("min", "max")
@@ -113,10 +115,12 @@ class DistinctAggregateDelta(LinearAggregateDelta):
                 out = self._extreme_moves(out, i, crossed)
                 continue
             # per group: Σ sign (pairs appearing - disappearing), Σ sign·v
-            signed = crossed.append_column(_SIGN, pc.multiply_checked(crossed[WEIGHT], crossed[_VALUE])
+            signed = crossed.append_column(_SIGN, pc.cast(pc.multiply_checked(crossed[WEIGHT], crossed[_VALUE]), _EXACT)
                                            if crossed.schema.field(_VALUE).type == pa.int64() else
-                                           pa.repeat(pa.scalar(0, pa.int64()), crossed.num_rows))
+                                           pa.repeat(pa.scalar(0, _EXACT), crossed.num_rows))
             per_group = signed.group_by(self._keys, use_threads=False).aggregate([(WEIGHT, "sum"), (_SIGN, "sum")])
+            per_group = per_group.set_column(per_group.column_names.index(f"{_SIGN}_sum"), f"{_SIGN}_sum",
+                                             bigint_sum(per_group[f"{_SIGN}_sum"]))  # (exact: int64 sums wrap)
             out = _add_by_key(out, per_group, self._keys, {self._counts[i]: f"{WEIGHT}_sum", self._sums[i]: f"{_SIGN}_sum"})
         return out
 
