@@ -17,6 +17,10 @@ the number of touched groups. A larger change first folds the overlay into `base
 runs whole-column: a NULL-safe hash join of the summary with `base` gives old and new
 accumulators and the output rows; `base` is rewritten as its untouched rows plus the new
 ones. No Python loop over groups on that path.
+
+distinct_aggregate.py extends these accumulators to count/sum/avg(DISTINCT e) (and
+min/max beside them): their columns take the (group, value) pairs a change makes appear
+or disappear instead of the change's rows.
 """
 from __future__ import annotations
 
