@@ -11,8 +11,11 @@ Over a group's rows x with weights w (the consolidated Z-set restricted to the g
                        values; NULL when there are none (SQL's SUM / AVG(DISTINCT e))
 A group exists while its total weight Σ w is not 0. A global aggregate (no group_by)
 always has one row; its sum over no values is 0 (as the DBSP oracle's `total`).
-count, sum and avg are linear in the input (DBSP computes them from deltas); min, max
-and the distinct ones need the integrated input of the touched groups.
+count, sum and avg are linear in the input (DBSP computes them from deltas); the
+distinct ones are linear in the (group, value) pairs present (the Spark backend keeps,
+per pair, the rows holding it, and adds the pairs crossing 0 ↔ positive: see
+dbsp/spark/distinct_aggregate.py); min and max need the integrated input of the touched
+groups.
 """
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ NEEDS_EXPR = {"sum", "avg", "min", "max", "count_distinct", "sum_distinct", "avg
 NUMERIC = {"sum", "avg", "sum_distinct", "avg_distinct"}
 #: computable from any Z-set holding the group's rows, consolidated or not (Σ over rows)
 LINEAR = {"count", "sum", "avg"}
+#: over the distinct non-NULL values present: linear in the (group, value) pairs that
+#: appear and disappear (dbsp/spark/distinct_aggregate.py)
+DISTINCT = {"count_distinct", "sum_distinct", "avg_distinct"}
 
 
 def result_type(fn: str, arg_type: str | None) -> str:

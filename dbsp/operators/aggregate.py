@@ -3,7 +3,10 @@
 Math: for each group k present in the input, one row (k, agg_1, ..., agg_n).
 Incremental form: for every group touched by Δin, retract its old row and insert its
 new one: Δout = Σ_k∈keys(Δin) -(k, old_k) + (k, new_k). State: I(Δin) indexed by the
-group key (to recompute touched groups) and I(Δout) (their current rows).
+group key (to recompute touched groups) and I(Δout) (their current rows); on Spark,
+count/sum/avg keep per-group accumulators instead (dbsp/spark/accumulate.py), and the
+distinct ones add the (group, value) pairs crossing 0 ↔ positive to them
+(count_distinct(e) = Σ_{distinct(π_{group,e}(distinct(in)))} 1: dbsp/spark/distinct_aggregate.py).
 Params: `group_by`: [column, ...] (may be empty: one global row);
 `aggregates`: [{"fn": count|sum|avg|min|max|count_distinct|sum_distinct|avg_distinct, "expr": "amount", "as": "name"}]
 (`expr` is optional for count: COUNT(*)).

@@ -17,13 +17,17 @@ the number of touched groups. A larger change first folds the overlay into `base
 runs whole-column: a NULL-safe hash join of the summary with `base` gives old and new
 accumulators and the output rows; `base` is rewritten as its untouched rows plus the new
 ones. No Python loop over groups on that path.
+
+distinct_aggregate.py extends these accumulators to count/sum/avg(DISTINCT e) (and
+min/max beside them): their columns take the (group, value) pairs a change makes appear
+or disappear instead of the change's rows.
 """
 from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..numeric import bigint_sum
+from ..numeric import bigint_sum, check_number
 from ..zset import ZSet
 from .batch import Batch
 from .probe import SortedIndex, indexable
@@ -31,6 +35,7 @@ from .zsets import WEIGHT, concat, consolidate_arrow, join_codes, null_safe_semi
 
 _W = "__w"  # the group's weight, Σw
 _EXACT = pa.decimal128(38, 0)
+_LINEAR = ("count", "sum", "avg")
 FOLD_AT = 100_000  # overlay entries beyond which the overlay is folded into the base
 
 
@@ -161,9 +166,11 @@ class LinearAggregateDelta:
             none = pc.equal(n, 0)
             if fn == "count":
                 value = accs[_W] if e is None else n
-            elif fn == "sum":
+            elif fn == "count_distinct":
+                value = n
+            elif fn in ("sum", "sum_distinct", "min", "max"):
                 value = pc.if_else(none, pa.scalar(None, s.type), s)
-            else:
+            else:  # avg, avg_distinct
                 value = pc.if_else(none, pa.scalar(None, pa.float64()),
                                    pc.divide(pc.cast(s, pa.float64()), pc.cast(pc.if_else(none, 1, n), pa.float64())))
             columns.append(value)
@@ -215,9 +222,15 @@ class LinearAggregateDelta:
             s, n = acc[1 + i], acc[1 + len(self._python) + i]
             if fn == "count":
                 values.append(acc[0] if e is None else n)
-            elif fn == "sum":
-                values.append((0 if self.op.is_global else None) if n == 0 else s)
-            else:  # avg
+            elif fn == "count_distinct":
+                values.append(n)
+            elif fn in ("sum", "sum_distinct", "min", "max"):
+                if fn == "sum_distinct" and n:  # (Python ints: the accumulators do not wrap)
+                    check_number(s, e.type, e.where, f"{fn}()")
+                values.append((0 if self.op.is_global and fn == "sum" else None) if n == 0 else s)
+            else:  # avg, avg_distinct
+                if fn == "avg_distinct" and n:
+                    check_number(s, e.type, e.where, f"{fn}()")
                 values.append(None if n == 0 else float(s) / n)
         return tuple(values)
 
@@ -227,6 +240,8 @@ class LinearAggregateDelta:
         w = table[WEIGHT]
         sums, counts, rows = {}, {}, None
         for i, (fn, f, e) in enumerate(self._python):
+            if fn not in _LINEAR:
+                continue  # (the distinct calls' and extremes' columns: distinct_aggregate.py fills them)
             target = self._base_schema.field(self._sums[i]).type
             if e is None:
                 values = None
@@ -243,13 +258,17 @@ class LinearAggregateDelta:
             sums[self._sums[i]] = zeros if fn == "count" else pc.multiply_checked(pc.cast(values, target), pc.cast(w, target))
             if target == pa.int64():  # summed exactly: Arrow's int64 sum wraps past 64 bits
                 sums[self._sums[i]] = pc.cast(sums[self._sums[i]], _EXACT)
-        keyed = pa.table({**{k: table[k] for k in self._keys}, _W: w, **sums, **counts})
-        aggregations = [(c, "sum") for c in [_W, *self._sums, *self._counts]]
-        grouped = keyed.group_by(self._keys, use_threads=False).aggregate(aggregations)
-        grouped = grouped.select([*self._keys, *[f"{c}_sum" for c in [_W, *self._sums, *self._counts]]])
-        grouped = grouped.rename_columns(self._base_schema.names)
+        # (only the linear calls' columns are summed: the others are filled by subclasses,
+        # distinct_aggregate.py, and start at 0, or NULL for an extremum's value)
+        summed = [_W, *[c for i, c in enumerate(self._sums) if self._python[i][0] in _LINEAR],
+                  *[c for i, c in enumerate(self._counts) if self._python[i][0] in _LINEAR]]
+        keyed = pa.table({**{k: table[k] for k in self._keys}, **{c: ({_W: w} | sums | counts)[c] for c in summed}})
+        grouped = keyed.group_by(self._keys, use_threads=False).aggregate([(c, "sum") for c in summed])
+        grouped = grouped.select([*self._keys, *[f"{c}_sum" for c in summed]]).rename_columns([*self._keys, *summed])
         for name in self._sums:
-            if grouped[name].type == _EXACT:
+            if name in summed and grouped[name].type == _EXACT:
                 grouped = grouped.set_column(grouped.column_names.index(name), name, bigint_sum(grouped[name]))
-        return pa.Table.from_arrays([pc.fill_null(grouped[f.name], 0) if i >= len(self._keys) else grouped[f.name]
-                                     for i, f in enumerate(self._base_schema)], schema=self._base_schema)
+        n = grouped.num_rows
+        return pa.Table.from_arrays([grouped[f.name] if i < len(self._keys) else pc.fill_null(grouped[f.name], 0) if f.name in summed
+                                     else pa.repeat(pa.scalar(0, f.type), n) if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+                                     else pa.nulls(n, f.type) for i, f in enumerate(self._base_schema)], schema=self._base_schema)

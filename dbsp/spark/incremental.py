@@ -29,6 +29,7 @@ from ..zset import ZSet
 from .accumulate import LinearAggregateDelta
 from .asof import AsofJoinDelta
 from .batch import Batch
+from .distinct_aggregate import DistinctAggregateDelta
 from .trace import Trace, flat
 from .zsets import WEIGHT, consolidate_arrow, negate, null_safe_semi, union_all
 
@@ -316,7 +317,8 @@ class DistinctDelta:
 
 class AggregateDelta:
     """For each group touched by Δin: -(k, old) + (k, new). State: I(Δin) by key.
-    Serves every per-group recompute: min/max/count_distinct aggregates, top_k and window aggregates.
+    Serves every per-group recompute: min/max aggregates (with any other function beside
+    them; distinct ones over doubles or lists), top_k and window aggregates.
 
     Global aggregates of only count/sum/avg keep O(1) accumulators on the driver.
     Otherwise the touched groups' rows are fetched from the state (one broadcast
@@ -491,8 +493,14 @@ class Composite:
         return sum(executor.state_rows() for _, executor, _ in self.steps)
 
 
-def aggregate_executor(ctx, op, schema):
-    return LinearAggregateDelta(ctx, op, schema) if LinearAggregateDelta.applies(op) else AggregateDelta(ctx, op, schema)
+def aggregate_executor(ctx, op, schema, distinct: bool = True):
+    """`distinct`: whether the distinct aggregates may take their incremental form (windows
+    keep the recomputing one: their garbage collection drops I(in)'s closed windows)."""
+    if LinearAggregateDelta.applies(op):
+        return LinearAggregateDelta(ctx, op, schema)
+    if distinct and DistinctAggregateDelta.applies(op):
+        return DistinctAggregateDelta(ctx, op, schema, DistinctDelta)
+    return AggregateDelta(ctx, op, schema)
 
 
 INCREMENTAL = {

@@ -102,7 +102,7 @@ class WindowDelta(_Admission):
 
     def __init__(self, ctx, op, schema):
         super().__init__(ctx, op, schema)
-        self.inner = aggregate_executor(ctx, op.inner, schema)
+        self.inner = aggregate_executor(ctx, op.inner, schema, distinct=False)
         self.next_gc: float | None = None  # no window in the state ends before this
         self._level_min: dict[int, int | None] = {}  # id(Spark level) -> its earliest window end (not snapshotted)
 

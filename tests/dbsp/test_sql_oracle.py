@@ -78,6 +78,49 @@ def extremes():
     return doc, ticks
 
 
+def distincts():
+    """COUNT / SUM / AVG (DISTINCT e), FILTERed as SQL compiles them (CASE WHEN c THEN e
+    END), beside count(*), count(e), avg(e), min and max in one aggregate, per group
+    (group_by out of column order) and global (the extremes deleted, so looked up again): a (group, value) pair held by several rows stays while
+    one of them is left, leaves with the last one, comes back; NULL values, a row of
+    weight 2, a group emptied and refilled, string values."""
+    cheap, dear = "CASE WHEN price < 10 THEN bidder END", "CASE WHEN price >= 10 THEN price END"
+    doc = circuit(
+        {"r": schema("g:bigint", "s:string", "bidder:bigint", "price:bigint")},
+        [("by_sg", "aggregate", {"group_by": ["s", "g"], "aggregates": [
+            {"fn": "count", "as": "rows"}, {"fn": "count", "expr": "CASE WHEN price < 10 THEN 1 END", "as": "cheap_rows"},
+            {"fn": "count_distinct", "expr": "bidder", "as": "bidders"}, {"fn": "count_distinct", "expr": cheap, "as": "cheap_bidders"},
+            {"fn": "sum_distinct", "expr": "bidder", "as": "bidder_sum"}, {"fn": "sum_distinct", "expr": "price", "as": "prices"},
+            {"fn": "avg_distinct", "expr": dear, "as": "dear_mean"}, {"fn": "avg", "expr": "price", "as": "mean"},
+            {"fn": "min", "expr": "price", "as": "lo"}, {"fn": "max", "expr": cheap, "as": "top_cheap"}]}),
+         ("by_g", "aggregate", {"group_by": ["g"], "aggregates": [{"fn": "count_distinct", "expr": "s", "as": "names"},
+                                                                  {"fn": "max", "expr": "s", "as": "last"}]}),
+         ("overall", "aggregate", {"group_by": [], "aggregates": [
+             {"fn": "count_distinct", "expr": "bidder", "as": "bidders"}, {"fn": "sum_distinct", "expr": "price", "as": "prices"},
+             {"fn": "max", "expr": "price", "as": "hi"}, {"fn": "min", "expr": "bidder", "as": "lo"},
+             {"fn": "avg_distinct", "expr": cheap, "as": "cheap_mean"}, {"fn": "count", "as": "rows"}]}),
+         ("by_bidder", "aggregate", {"group_by": ["bidder"], "aggregates": [  # no extreme: whole columns when driver_max_rows is 0
+             {"fn": "count_distinct", "expr": "g", "as": "gs"}, {"fn": "sum_distinct", "expr": dear, "as": "dear_sum"},
+             {"fn": "count", "as": "rows"}]}),
+         ("o1", "output", {}), ("o2", "output", {}), ("o3", "output", {}), ("o4", "output", {})],
+        ["r.out->by_sg.in", "by_sg.out->o1.in", "r.out->by_g.in", "by_g.out->o2.in", "r.out->overall.in", "overall.out->o3.in",
+         "r.out->by_bidder.in", "by_bidder.out->o4.in"])
+    rows = [ins(g=i % 2, s="x" if i % 3 else "y", bidder=b, price=p)
+            for i, (b, p) in enumerate([(1, 5), (1, 5), (2, 50), (1, 7), (3, None), (None, 8), (2, 5), (4, 60), (1, 50)])]
+    ticks = [
+        {"r": []},                                                   # the global row over nothing
+        {"r": rows + [rows[0]]},                                     # row 0 twice
+        {"r": [dele(**rows[0]["insert"])]},                          # one copy: every pair stays
+        {"r": [dele(**rows[0]["insert"]), dele(**rows[3]["insert"])]},  # the last copy: its pairs leave
+        {"r": [{"weight": 2, "data": {"g": 0, "s": "x", "bidder": 1, "price": 5}}, ins(g=0, s="x", bidder=9, price=None)]},
+        {"r": []},
+        {"r": [dele(**r["insert"]) for r in rows[4:]]},              # groups emptied, values left by others
+        {"r": [ins(g=1, s="y", bidder=2, price=50), ins(g=5, s=None, bidder=None, price=None)]},
+        {"r": [dele(g=0, s="x", bidder=1, price=5), dele(g=0, s="x", bidder=1, price=5), dele(g=0, s="x", bidder=9, price=None)]},
+    ]
+    return doc, ticks
+
+
 def joins():
     """Inner, cartesian, semi-, anti- and left joins, union and difference, a filter and
     a map, under inserts and deletes on both sides (NULL keys included)."""
@@ -170,7 +213,7 @@ def asof():
 
 CASES = {"transactions": lambda: example("transactions"), "word_count": lambda: example("word_count"),
          "big_orders": lambda: example("big_orders"), "order_tags": lambda: example("order_tags"),
-         "extremes": extremes, "joins": joins, "over_rows": over_rows, "asof": asof}
+         "extremes": extremes, "distincts": distincts, "joins": joins, "over_rows": over_rows, "asof": asof}
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -181,7 +224,7 @@ def test_reference_equals_duckdb(case):
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("case", ["extremes", "joins", "over_rows", "asof"])
+@pytest.mark.parametrize("case", ["extremes", "distincts", "joins", "over_rows", "asof"])
 def test_spark_equals_duckdb(spark, case, mode):
     from dbsp.spark import SparkRuntime
 

@@ -25,8 +25,9 @@ def spark():
 
 
 # a join with a filter (q3), a window aggregate over rows (q6), a tumbling window (q12), a SQL function and hour()
-# (q14), a top-k de-duplication (q18)
-@pytest.mark.parametrize("query", ["q3", "q6", "q12", "q14", "q18"])
+# (q14), a top-k de-duplication (q18), COUNT(DISTINCT ...) FILTER beside count(*) (q15) and max() (q16):
+# the incremental distinct aggregates
+@pytest.mark.parametrize("query", ["q3", "q6", "q12", "q14", "q15", "q16", "q18"])
 def test_query_equals_duckdb_at_every_tick_on_spark(query, batches, spark):
     result = engine.run_query(query, batches, spark=spark)
     assert result["ticks_checked"] == 4 and result["events"] == 2_000
