@@ -78,6 +78,16 @@ def _unthrottled(settings):
 
 
 @pytest.fixture(autouse=True)
+def _quick_password_hashing(settings):
+    """Users the tests create are hashed with Argon2 at its smallest cost
+    (tests/hashers.py); the project's hashers follow, for hashes made with them. The live
+    servers keep the project's settings (their sign-ins verify these hashes and rehash
+    them at the default cost); tests/circuits/test_api_auth.py checks the default."""
+    project = [h for h in settings.PASSWORD_HASHERS if not h.endswith(".Argon2PasswordHasher")]
+    settings.PASSWORD_HASHERS = ["tests.hashers.QuickArgon2PasswordHasher", *project]
+
+
+@pytest.fixture(autouse=True)
 def _no_recompute_slots():
     """Each test starts with no explain/inspect/verify slots held (runs/fair_queue.py):
     user ids repeat across tests, and fake dispatches never run the task that frees them."""
