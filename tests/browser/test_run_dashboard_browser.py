@@ -353,15 +353,20 @@ def test_fixed_point_badges_show_inner_iterations(browser_context, owner):
 
 
 @pytest.fixture
-def small_backlog_stack(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A private web server and worker that accept at most 3 waiting pushes per run."""
+def small_backlog_stack(live_stack, django_db_blocker, tmp_path_factory):
+    """A web server of its own that accepts at most 3 waiting pushes per run, in front of
+    the session's worker (live_stack's queue and channel-layer prefix): the limit is the
+    web server's (runs/lag.py answers the push), so no second worker and Spark is started."""
+    from django.conf import settings
+
     from tests.live.stack import Stack
 
-    stack = Stack(tmp_path_factory.mktemp("backpressure-logs"), "dash429", {"DBSPWEB_MAX_PENDING_PUSHES": "3"})
+    shared = {"CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE,
+              "CHANNELS_PREFIX": settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"]}
+    stack = Stack(tmp_path_factory.mktemp("backpressure-logs"), "dash429", {"DBSPWEB_MAX_PENDING_PUSHES": "3", **shared})
     try:
         with django_db_blocker.unblock():
             stack.start_web()
-            stack.start_worker("w1")
         yield stack
     finally:
         stack.close()
