@@ -16,6 +16,10 @@ import pytest
 from django.conf import settings
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The one generous wait of the tests (tests/browser/chromium.py, tests/sockets.py), here
+#: for a started web server's first answer: its first request imports the whole app,
+#: seconds on a busy machine (60 s ran out at load 32).
+WAIT_S = float(os.environ.get("DBSPWEB_TEST_TIMEOUT_S", "90"))
 ARTIFACTS = ROOT / "tests" / "artifacts"
 EXAMPLES = ROOT / "examples" / "circuits"
 
@@ -142,7 +146,7 @@ def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
             return False
 
     try:
-        _wait_for(web_up, 60, "the ASGI server", procs, stack)
+        _wait_for(web_up, WAIT_S, "the ASGI server", procs, stack)
         _wait_for(lambda: "Spark session ready" in (log_dir / "worker.log").read_text(), 180, "the Celery worker and Spark", procs, stack)
         yield stack
     finally:
