@@ -166,14 +166,11 @@ def verify_worker(live_stack, tmp_path_factory):
     """A Celery worker of its own on the verification queue (settings.VERIFY_QUEUE), as
     deployed: verifications never run in the worker that ticks runs. It recomputes with
     batch Spark jobs at any size (VERIFY_REFERENCE_MAX_ROWS=0), so live tests verify
-    real Spark against real Spark's incremental ticks. No Spark warm-up of ticks in the
-    background, as `manage.py run_workers --verify` starts verification workers (it
-    ticks no run; its ~20 s of JVM work would only compete with the tests')."""
+    real Spark against real Spark's incremental ticks."""
     purge_queues(settings.VERIFY_QUEUE)
     log = tmp_path_factory.mktemp("verify-logs") / "verify-worker.log"
     env = {**os.environ, **database_env(), "DJANGO_SETTINGS_MODULE": "dbspweb.settings", "PYTHONUNBUFFERED": "1",
-           "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE, "VERIFY_REFERENCE_MAX_ROWS": "0",
-           "DBSPWEB_SPARK_WARM_UP_TICKS": "0"}
+           "CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE, "VERIFY_REFERENCE_MAX_ROWS": "0"}
     with open(log, "w") as out:
         worker = subprocess.Popen(
             [str(Path(sys.executable).parent / "celery"), "-A", "dbspweb", "worker", "--pool=solo", "--loglevel=INFO",
