@@ -16,6 +16,10 @@ import pytest
 from django.conf import settings
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The one generous wait of the tests (tests/browser/chromium.py, tests/sockets.py), here
+#: for a started web server's first answer: its first request imports the whole app,
+#: seconds on a busy machine (60 s ran out at load 32).
+WAIT_S = float(os.environ.get("DBSPWEB_TEST_TIMEOUT_S", "90"))
 ARTIFACTS = ROOT / "tests" / "artifacts"
 EXAMPLES = ROOT / "examples" / "circuits"
 
@@ -78,6 +82,16 @@ def _unthrottled(settings):
 
 
 @pytest.fixture(autouse=True)
+def _quick_password_hashing(settings):
+    """Users the tests create are hashed with Argon2 at its smallest cost
+    (tests/hashers.py); the project's hashers follow, for hashes made with them. The live
+    servers keep the project's settings (their sign-ins verify these hashes and rehash
+    them at the default cost); tests/circuits/test_api_auth.py checks the default."""
+    project = [h for h in settings.PASSWORD_HASHERS if not h.endswith(".Argon2PasswordHasher")]
+    settings.PASSWORD_HASHERS = ["tests.hashers.QuickArgon2PasswordHasher", *project]
+
+
+@pytest.fixture(autouse=True)
 def _no_recompute_slots():
     """Each test starts with no explain/inspect/verify slots held (runs/fair_queue.py):
     user ids repeat across tests, and fake dispatches never run the task that frees them."""
@@ -132,7 +146,7 @@ def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
             return False
 
     try:
-        _wait_for(web_up, 60, "the ASGI server", procs, stack)
+        _wait_for(web_up, WAIT_S, "the ASGI server", procs, stack)
         _wait_for(lambda: "Spark session ready" in (log_dir / "worker.log").read_text(), 180, "the Celery worker and Spark", procs, stack)
         yield stack
     finally:

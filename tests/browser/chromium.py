@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import expect, sync_playwright
 
 from tests.conftest import ARTIFACTS
 
@@ -30,6 +30,44 @@ def launch(pw):
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS, timeout=TIMEOUT_MS)
+
+
+_session: dict = {}  # the one Playwright driver and Chromium of the browser tests
+
+
+def shared_browser():
+    """The browser tests' one Chromium (launched on first use): each test opens contexts
+    of its own in it (`new_context`: cookies, storage, cache and pages of its own, closed
+    by the test) instead of starting a Playwright driver and a browser each. Launched
+    again if it went away. `close_shared_browser` (tests/browser/conftest.py, after the
+    last browser test) ends both."""
+    browser = _session.get("browser")
+    if browser is None or not browser.is_connected():
+        if "playwright" not in _session:
+            _session["playwright"] = sync_playwright().start()
+        browser = _session["browser"] = launch(_session["playwright"])
+    return browser
+
+
+def close_shared_browser() -> None:
+    """Closes the shared Chromium and stops its Playwright driver: while one runs, the
+    thread counts as inside an event loop (Playwright's sync API), which the asyncio
+    tests after the browser tests could not start theirs in."""
+    browser, playwright = _session.pop("browser", None), _session.pop("playwright", None)
+    try:
+        if browser is not None and browser.is_connected():
+            browser.close()
+    finally:
+        if playwright is not None:
+            playwright.stop()
+
+
+def close_contexts() -> None:
+    """Closes every context still open in the shared Chromium."""
+    browser = _session.get("browser")
+    if browser is not None and browser.is_connected():
+        for context in list(browser.contexts):
+            context.close()
 
 
 def new_context(browser, **options):

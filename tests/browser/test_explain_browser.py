@@ -9,9 +9,9 @@ explain-pushes.png, explain-change.png."""
 import re
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.browser.chromium import launch, new_context
+from tests.browser.chromium import new_context, shared_browser
 from tests.browser.test_run_dashboard_browser import log_in, start_run_from_the_circuit_page
 from tests.conftest import ARTIFACTS, example
 
@@ -20,12 +20,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(trans
 
 @pytest.fixture
 def page(live_stack):
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    browser = shared_browser()
+    context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
+    yield context.new_page()
+    context.close()
 
 
 def push_edges(page, edges):

@@ -8,9 +8,9 @@ import json
 
 import httpx
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.browser.chromium import launch, new_context
+from tests.browser.chromium import new_context, shared_browser
 from tests.browser.test_run_dashboard_browser import log_in, start_run_from_the_circuit_page
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
@@ -19,12 +19,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(trans
 
 @pytest.fixture
 def page(live_stack):
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    browser = shared_browser()
+    context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
+    yield context.new_page()
+    context.close()
 
 
 def test_explain_a_minute_of_a_sensor_with_its_late_reading_from_a_past_tick(live_stack, page, make_user):

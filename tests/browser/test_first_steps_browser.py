@@ -19,10 +19,10 @@ import time
 
 import httpx
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from circuits import services
-from tests.browser.chromium import TIMEOUT_S, answered, launch, new_context, settled, settled_zoom
+from tests.browser.chromium import TIMEOUT_S, answered, new_context, settled, settled_zoom, shared_browser
 from tests.browser.editor_steps import node, select
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
@@ -34,20 +34,18 @@ PASSWORD = "first-steps-123"
 
 @pytest.fixture
 def browser(live_stack):
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        contexts = []
+    browser = shared_browser()
+    contexts = []
 
-        def new_page():
-            context = new_context(browser, base_url=live_stack.base_url, viewport=VIEWPORT, accept_downloads=True)
-            contexts.append(context)
-            page = context.new_page()
-            return page
+    def new_page():
+        context = new_context(browser, base_url=live_stack.base_url, viewport=VIEWPORT, accept_downloads=True)
+        contexts.append(context)
+        page = context.new_page()
+        return page
 
-        yield new_page
-        for context in contexts:
-            context.close()
-        browser.close()
+    yield new_page
+    for context in contexts:
+        context.close()
 
 
 def log_in(page, username):

@@ -2,10 +2,10 @@
 opens a circuit, starts a run, pushes rows from the form and sees the deltas arrive."""
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from circuits import services
-from tests.browser.chromium import launch, new_context
+from tests.browser.chromium import new_context, shared_browser
 from tests.conftest import ARTIFACTS, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -14,13 +14,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(trans
 
 @pytest.fixture
 def page(live_stack):
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        yield page
-        context.close()
-        browser.close()
+    browser = shared_browser()
+    context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    yield page
+    context.close()
 
 
 def log_in(page, username, password):

@@ -11,9 +11,9 @@ import time
 
 import httpx
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.browser.chromium import TIMEOUT_S, launch, new_context, next_frame, settled_box, settled_zoom
+from tests.browser.chromium import TIMEOUT_S, new_context, next_frame, settled_box, settled_zoom, shared_browser
 from tests.browser.test_run_dashboard_browser import log_in
 from tests.browser.test_verify_browser import wait_applied
 from tests.conftest import ARTIFACTS, example
@@ -26,12 +26,10 @@ BULK = [(i, 9, 8, 1000 + i) for i in range(3, 253)]  # tick 3: 250 more rows (ac
 
 @pytest.fixture
 def page(live_stack, verify_worker):
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    browser = shared_browser()
+    context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
+    yield context.new_page()
+    context.close()
 
 
 def insert(rows, *columns):

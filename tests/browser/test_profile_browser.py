@@ -12,9 +12,9 @@ import time
 
 import httpx
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.browser.chromium import TIMEOUT_S, launch, new_context
+from tests.browser.chromium import TIMEOUT_S, new_context, shared_browser
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -24,12 +24,10 @@ PASSWORD = "prof-pass-123"
 
 @pytest.fixture
 def page(live_stack):
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    browser = shared_browser()
+    context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
+    yield context.new_page()
+    context.close()
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ import time
 
 import httpx
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.browser.chromium import TIMEOUT_S, launch, new_context, until
+from tests.browser.chromium import TIMEOUT_S, new_context, shared_browser, until
 from tests.conftest import ARTIFACTS, caught_up, example
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -23,12 +23,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(trans
 
 @pytest.fixture
 def browser_context(live_stack):
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1400, "height": 1000})
-        yield context
-        context.close()
-        browser.close()
+    browser = shared_browser()
+    context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1400, "height": 1000})
+    yield context
+    context.close()
 
 
 @pytest.fixture
@@ -355,15 +353,20 @@ def test_fixed_point_badges_show_inner_iterations(browser_context, owner):
 
 
 @pytest.fixture
-def small_backlog_stack(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A private web server and worker that accept at most 3 waiting pushes per run."""
+def small_backlog_stack(live_stack, django_db_blocker, tmp_path_factory):
+    """A web server of its own that accepts at most 3 waiting pushes per run, in front of
+    the session's worker (live_stack's queue and channel-layer prefix): the limit is the
+    web server's (runs/lag.py answers the push), so no second worker and Spark is started."""
+    from django.conf import settings
+
     from tests.live.stack import Stack
 
-    stack = Stack(tmp_path_factory.mktemp("backpressure-logs"), "dash429", {"DBSPWEB_MAX_PENDING_PUSHES": "3"})
+    shared = {"CELERY_QUEUE": settings.CELERY_TASK_DEFAULT_QUEUE,
+              "CHANNELS_PREFIX": settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"]}
+    stack = Stack(tmp_path_factory.mktemp("backpressure-logs"), "dash429", {"DBSPWEB_MAX_PENDING_PUSHES": "3", **shared})
     try:
         with django_db_blocker.unblock():
             stack.start_web()
-            stack.start_worker("w1")
         yield stack
     finally:
         stack.close()
@@ -379,41 +382,39 @@ def test_generator_waits_out_backpressure_and_loses_nothing(small_backlog_stack,
     client = httpx.Client(base_url=small_backlog_stack.base_url, timeout=30,
                           headers={"Authorization": f"Token {Token.objects.create(user=user).key}"})
     circuit = client.post("/api/circuits/", json={"name": "Transactions", "document": example("transactions")}).json()
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=small_backlog_stack.base_url, viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        in_flight = set()  # the pushes the page sent that have not been answered yet
-        is_push = lambda r: r.method == "POST" and "/push/" in r.url  # noqa: E731
-        page.on("request", lambda r: in_flight.add(r) if is_push(r) else None)
-        page.on("requestfinished", lambda r: in_flight.discard(r))
-        page.on("requestfailed", lambda r: in_flight.discard(r))
-        log_in(page, "dash429")
-        run_id = start_run_from_the_circuit_page(page, circuit["id"])
-        page.get_by_test_id("pause-run").click()
-        expect(page.get_by_test_id("run-status")).to_have_text("paused")
+    browser = shared_browser()
+    context = new_context(browser, base_url=small_backlog_stack.base_url, viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    in_flight = set()  # the pushes the page sent that have not been answered yet
+    is_push = lambda r: r.method == "POST" and "/push/" in r.url  # noqa: E731
+    page.on("request", lambda r: in_flight.add(r) if is_push(r) else None)
+    page.on("requestfinished", lambda r: in_flight.discard(r))
+    page.on("requestfailed", lambda r: in_flight.discard(r))
+    log_in(page, "dash429")
+    run_id = start_run_from_the_circuit_page(page, circuit["id"])
+    page.get_by_test_id("pause-run").click()
+    expect(page.get_by_test_id("run-status")).to_have_text("paused")
 
-        page.get_by_test_id("push-tab-generator-transactions").click()
-        page.get_by_test_id("generator-rate-transactions").fill("8")
-        page.get_by_test_id("generator-start-transactions").click()
-        status = page.get_by_test_id("generator-status-transactions")
-        expect(status).to_contain_text("server busy (429), retrying in")
-        expect(page.get_by_test_id("run-lag")).to_have_text("3 pushes")
-        page.screenshot(path=str(ARTIFACTS / "dashboard-backpressure.png"), full_page=True)
-        assert client.get(f"/api/runs/{run_id}/").json()["current_tick"] == -1
+    page.get_by_test_id("push-tab-generator-transactions").click()
+    page.get_by_test_id("generator-rate-transactions").fill("8")
+    page.get_by_test_id("generator-start-transactions").click()
+    status = page.get_by_test_id("generator-status-transactions")
+    expect(status).to_contain_text("server busy (429), retrying in")
+    expect(page.get_by_test_id("run-lag")).to_have_text("3 pushes")
+    page.screenshot(path=str(ARTIFACTS / "dashboard-backpressure.png"), full_page=True)
+    assert client.get(f"/api/runs/{run_id}/").json()["current_tick"] == -1
 
-        page.get_by_test_id("resume-run").click()
-        expect(page.get_by_test_id("run-status")).to_have_text("running")
-        # The held batch goes through once the backlog drains, then streaming goes on.
-        expect(status).to_contain_text("slowed by backpressure")
-        page.get_by_test_id("generator-stop-transactions").click()
-        expect(status).to_contain_text("Stopped")
-        until(page, lambda: not in_flight, "the pushes in flight to be answered")  # one in flight when Stop was pressed still lands (and is counted)
-        expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes")
-        pushes = client.get(f"/api/runs/{run_id}/pushes/").json()
-        # Every row the page counts as accepted is in the input log, and nothing more.
-        expect(status).to_have_attribute("data-rows", str(sum(p["row_count"] for p in pushes)))
-        assert [p["sequence"] for p in pushes] == list(range(1, len(pushes) + 1))
-        context.close()
-        browser.close()
+    page.get_by_test_id("resume-run").click()
+    expect(page.get_by_test_id("run-status")).to_have_text("running")
+    # The held batch goes through once the backlog drains, then streaming goes on.
+    expect(status).to_contain_text("slowed by backpressure")
+    page.get_by_test_id("generator-stop-transactions").click()
+    expect(status).to_contain_text("Stopped")
+    until(page, lambda: not in_flight, "the pushes in flight to be answered")  # one in flight when Stop was pressed still lands (and is counted)
+    expect(page.get_by_test_id("run-lag")).to_have_text("0 pushes")
+    pushes = client.get(f"/api/runs/{run_id}/pushes/").json()
+    # Every row the page counts as accepted is in the input log, and nothing more.
+    expect(status).to_have_attribute("data-rows", str(sum(p["row_count"] for p in pushes)))
+    assert [p["sequence"] for p in pushes] == list(range(1, len(pushes) + 1))
+    context.close()
     client.close()

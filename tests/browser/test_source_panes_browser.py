@@ -6,9 +6,9 @@ named); a transitive-closure Datalog program compiles to a fixed point linked to
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.browser.chromium import launch, new_context
+from tests.browser.chromium import new_context, shared_browser
 from tests.browser.editor_steps import connect, drop_from_palette, node, select
 from tests.conftest import ARTIFACTS
 
@@ -25,18 +25,16 @@ path(x, z) :- path(x, y), edge(y, z).
 @pytest.fixture
 def page(live_stack, make_user):
     make_user("linguist", "linguist-pass-123")
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        page = context.new_page()
-        page.goto("/")
-        page.get_by_test_id("login-username").fill("linguist")
-        page.get_by_test_id("login-password").fill("linguist-pass-123")
-        page.get_by_test_id("login-submit").click()
-        expect(page.get_by_test_id("current-user")).to_have_text("linguist")
-        yield page
-        context.close()
-        browser.close()
+    browser = shared_browser()
+    context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto("/")
+    page.get_by_test_id("login-username").fill("linguist")
+    page.get_by_test_id("login-password").fill("linguist-pass-123")
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("current-user")).to_have_text("linguist")
+    yield page
+    context.close()
 
 
 def put_cursor(page, line: int, column: int, end: tuple[int, int] | None = None) -> None:

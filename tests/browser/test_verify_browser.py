@@ -11,10 +11,10 @@ import time
 
 import httpx
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from runs.models import TickOutput
-from tests.browser.chromium import TIMEOUT_S, launch, new_context
+from tests.browser.chromium import TIMEOUT_S, new_context, shared_browser
 from tests.browser.test_run_dashboard_browser import log_in, push_transaction, start_run_from_the_circuit_page
 from tests.conftest import ARTIFACTS, example
 
@@ -23,12 +23,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(trans
 
 @pytest.fixture
 def page(live_stack, verify_worker):
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    browser = shared_browser()
+    context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1440, "height": 900})
+    yield context.new_page()
+    context.close()
 
 
 def wait_applied(api, run_id, pushes, timeout=TIMEOUT_S):

@@ -4,9 +4,9 @@ setting the scene, screenshots, and dialogs answered."""
 from contextlib import contextmanager
 
 import httpx
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.browser.chromium import TIMEOUT_S, answered, launch, new_context  # noqa: F401 - answered: the tests' step
+from tests.browser.chromium import TIMEOUT_S, answered, new_context, shared_browser  # noqa: F401 - answered: the tests' step
 from tests.conftest import ARTIFACTS
 
 VIEWPORT = {"width": 1440, "height": 900}
@@ -16,22 +16,20 @@ PASSWORD = "loose-ends-123"
 @contextmanager
 def pages(base_url):
     """Yields `new_page()`: a fresh context and page per call, closed at the end."""
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        contexts = []
+    browser = shared_browser()
+    contexts = []
 
-        def new_page():
-            context = new_context(browser, base_url=base_url, viewport=VIEWPORT)
-            contexts.append(context)
-            page = context.new_page()
-            return page
+    def new_page():
+        context = new_context(browser, base_url=base_url, viewport=VIEWPORT)
+        contexts.append(context)
+        page = context.new_page()
+        return page
 
-        try:
-            yield new_page
-        finally:
-            for context in contexts:
-                context.close()
-            browser.close()
+    try:
+        yield new_page
+    finally:
+        for context in contexts:
+            context.close()
 
 
 def log_in(page, username, password=PASSWORD):

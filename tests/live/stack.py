@@ -17,7 +17,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from tests.conftest import ROOT, UNTHROTTLED_ENV, database_env, free_port
+from tests.conftest import ROOT, UNTHROTTLED_ENV, WAIT_S, database_env, free_port
 from tests.live_protocol import problems
 
 BIN = Path(sys.executable).parent
@@ -57,7 +57,7 @@ class Stack:
             except httpx.HTTPError:
                 return False
 
-        self.wait(up, 60, "the ASGI server")
+        self.wait(up, WAIT_S, "the ASGI server")
 
     def start_worker(self, name: str, wait: bool = True) -> subprocess.Popen:
         log_name = f"{self.name}-{name}"
