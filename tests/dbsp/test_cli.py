@@ -1,4 +1,13 @@
-"""The DBSP oracle of shared/DBSP.md, exactly, through `python -m dbsp`."""
+"""The DBSP oracle of shared/DBSP.md, exactly, through `python -m dbsp`.
+
+`cli` runs the real command line in a subprocess; `in_process` calls the same `main`
+in the test process, whose Spark session the other engine tests share. A subprocess
+on Spark starts a JVM of its own (tens of CPU seconds each): one test runs Spark
+through the real command line (`test_transactions_oracle[spark]`, the session
+started from the environment as `python -m dbsp` does), the other Spark runs of the
+command line are in process; the reference backend's are subprocesses (no JVM)."""
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -7,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dbsp import ZSet
+from dbsp import __main__ as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "circuits"
@@ -14,6 +24,18 @@ EXAMPLES = ROOT / "examples" / "circuits"
 
 def cli(*args, check=True):
     result = subprocess.run([sys.executable, "-m", "dbsp", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def in_process(*args, check=True):
+    """`python -m dbsp ARGS` as `main(ARGS)` in this process: the same exit code, stdout
+    and stderr (what the command prints; the JVM's own log lines are not in it)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_main.main([str(a) for a in args])
+    result = subprocess.CompletedProcess(["python", "-m", "dbsp", *args], code, out.getvalue(), err.getvalue())
     if check:
         assert result.returncode == 0, result.stderr[-3000:]
     return result
@@ -80,7 +102,7 @@ def _pairs(spec):
 
 @pytest.mark.parametrize("backend", ["spark", "reference"])
 def test_transitive_closure_oracle(backend):
-    out = cli("run", str(EXAMPLES / "transitive_closure.json"), str(EXAMPLES / "transitive_closure.pushes.jsonl"), "--backend", backend)
+    out = (in_process if backend == "spark" else cli)("run", str(EXAMPLES / "transitive_closure.json"), str(EXAMPLES / "transitive_closure.pushes.jsonl"), "--backend", backend)
     lines = out.stdout.strip().splitlines()
     states = integrate(lines, "closure")
     for t, (state, expected) in enumerate(zip(states, CLOSURES)):
@@ -92,7 +114,7 @@ def test_transitive_closure_oracle(backend):
 
 def test_stratified_negation_pairs_not_reachable():
     """not_reachable = known nodes² - closure, with the closure of each tick above."""
-    out = cli("run", str(EXAMPLES / "not_reachable.json"), str(EXAMPLES / "not_reachable.pushes.jsonl"))
+    out = in_process("run", str(EXAMPLES / "not_reachable.json"), str(EXAMPLES / "not_reachable.pushes.jsonl"))
     states = integrate(out.stdout.strip().splitlines(), "not_reachable")
     for t, (state, closure) in enumerate(zip(states, CLOSURES)):
         edges = [_pairs("01 12 23"), _pairs("01 12 23 34"), _pairs("01 23 34"), _pairs("12 23 34")][t]
@@ -113,7 +135,7 @@ def test_a_failing_tick_names_the_node_and_operator_and_exits_nonzero(tmp_path):
                   {"from": {"node": "scaled", "port": "out"}, "to": {"node": "out", "port": "in"}}]}))
     pushes = tmp_path / "p.jsonl"
     pushes.write_text('{"readings": [{"insert": {"v": 1}}]}\n{"readings": [{"insert": {"v": 4611686018427387904}}]}\n')
-    result = cli("run", str(circuit), str(pushes), check=False)
+    result = in_process("run", str(circuit), str(pushes), check=False)
     assert result.returncode == 1
     assert [json.loads(line)["tick"] for line in result.stdout.splitlines()] == [0]
     assert "p.jsonl:2: tick 1: node 'scaled' (map): ValueOutOfRange" in result.stderr

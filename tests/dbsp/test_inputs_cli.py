@@ -11,7 +11,7 @@ from dbsp.errors import DataInvalid
 from dbsp.inputs import InputTable, checks_deletes
 from dbsp.runtime import TickResult, changes_and_items
 from dbsp.validate import validate
-from tests.dbsp.test_cli import EXAMPLES, cli
+from tests.dbsp.test_cli import EXAMPLES, cli, in_process
 
 ADA = {"id": 1, "customer": "ada", "amount": 250}
 
@@ -78,9 +78,10 @@ def test_verify_passes_on_the_examples_with_the_reference_backend(example, capsy
 
 
 def test_verify_passes_on_spark():
-    """Spark's incremental engine against the reference at every tick, through the real
-    command line (a subprocess: one JVM start, ~10-30 s on this shared machine)."""
-    result = cli("run", str(EXAMPLES / "transactions.json"), str(EXAMPLES / "transactions.pushes.jsonl"), "--verify")
+    """Spark's incremental engine against the reference at every tick, through the
+    command line's `main` in this process (its Spark session: a subprocess would start
+    a JVM of its own; tests/dbsp/test_cli.py runs Spark through the real command line)."""
+    result = in_process("run", str(EXAMPLES / "transactions.json"), str(EXAMPLES / "transactions.pushes.jsonl"), "--verify")
     assert len(result.stdout.splitlines()) == 3
 
 
