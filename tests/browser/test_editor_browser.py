@@ -11,7 +11,8 @@ import pytest
 from playwright.sync_api import expect
 
 from circuits import services
-from tests.browser.chromium import TIMEOUT_MS, new_context, next_frame, shared_browser
+from tests.browser.chromium import TIMEOUT_MS, next_frame
+from tests.browser.user_steps import pages
 from tests.browser.editor_steps import (
     build_transactions,
     connect,
@@ -30,19 +31,8 @@ TRANSACTIONS = [(0, 1, 2, 50), (1, 2, 3, 30), (2, 3, 1, 20)]
 
 @pytest.fixture
 def browser(live_stack):
-    browser = shared_browser()
-    contexts = []
-
-    def new_page():
-        context = new_context(browser, base_url=live_stack.base_url, viewport={"width": 1800, "height": 1100},
-                                      accept_downloads=True)
-        contexts.append(context)
-        page = context.new_page()
-        return page
-
-    yield new_page
-    for context in contexts:
-        context.close()
+    with pages(live_stack.base_url, viewport={"width": 1800, "height": 1100}, accept_downloads=True) as new_page:
+        yield new_page
 
 
 def log_in(page, username, password):

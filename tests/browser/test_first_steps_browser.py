@@ -22,7 +22,8 @@ import pytest
 from playwright.sync_api import expect
 
 from circuits import services
-from tests.browser.chromium import TIMEOUT_S, answered, new_context, settled, settled_zoom, shared_browser
+from tests.browser.chromium import TIMEOUT_S, answered, settled, settled_zoom
+from tests.browser.user_steps import pages
 from tests.browser.editor_steps import node, select
 from tests.conftest import ARTIFACTS, EXAMPLES, example
 
@@ -34,18 +35,8 @@ PASSWORD = "first-steps-123"
 
 @pytest.fixture
 def browser(live_stack):
-    browser = shared_browser()
-    contexts = []
-
-    def new_page():
-        context = new_context(browser, base_url=live_stack.base_url, viewport=VIEWPORT, accept_downloads=True)
-        contexts.append(context)
-        page = context.new_page()
-        return page
-
-    yield new_page
-    for context in contexts:
-        context.close()
+    with pages(live_stack.base_url, viewport=VIEWPORT, accept_downloads=True) as new_page:
+        yield new_page
 
 
 def log_in(page, username):

@@ -14,13 +14,14 @@ PASSWORD = "loose-ends-123"
 
 
 @contextmanager
-def pages(base_url):
-    """Yields `new_page()`: a fresh context and page per call, closed at the end."""
+def pages(base_url, viewport=VIEWPORT, **options):
+    """Yields `new_page()`: a fresh context (the shared Chromium's, `options` such as
+    accept_downloads) and page per call, closed at the end."""
     browser = shared_browser()
     contexts = []
 
     def new_page():
-        context = new_context(browser, base_url=base_url, viewport=VIEWPORT)
+        context = new_context(browser, base_url=base_url, viewport=viewport, **options)
         contexts.append(context)
         page = context.new_page()
         return page
