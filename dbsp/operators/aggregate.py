@@ -82,8 +82,8 @@ class Aggregate(Grouped):
                 wanted.append((f"a{i}", "sum"))
             elif fn in ("sum", "avg"):
                 if typ == "bigint":
-                    bound = pc.max(pc.abs(v)).as_py() or 0
-                    if bound * (pc.sum(pc.abs(w)).as_py() or 0) >= 2**62:  # could leave 64 bits: exact Python
+                    low, high = (x.as_py() or 0 for x in pc.min_max(v).values())  # Python ints: abs(MIN) does not wrap
+                    if max(-low, high) * (pc.sum(pc.abs(w)).as_py() or 0) >= 2**62:  # could leave 64 bits: exact Python
                         return None
                     columns[f"a{i}"] = pc.multiply(v, w)
                 else:
