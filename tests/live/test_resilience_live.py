@@ -380,9 +380,11 @@ def test_broker_restarts_mid_stream(cluster, make_user, tmp_path_factory):
         # Redis (the source's and a sink's) stopped while the source is mid-stream.
         cluster.wait(lambda: records_in(run_id, "tx") >= 200, 180, "the Redis source to be mid-stream")
         rs.stop()
+        wait_retrying(cluster, api, run_id, "tx", "Redis", behind=False)
+        # counted once the source shows retrying: a step that read before the stop commits
+        # its batch after it (steps of a source are sequential: none is in flight now)
         at_stop = records_in(run_id, "tx")
         assert at_stop < 1000, "the stream ended before Redis stopped: make it longer"
-        wait_retrying(cluster, api, run_id, "tx", "Redis", behind=False)
         lines.push_and_see_it_applied(cluster, "redis")
         # a push to the source's input through REST: its tick changes balance, which the Redis sink cannot write
         extra = [{"insert": {"id": 10**6, "from_acct": 1, "to_acct": 2, "amount": 5}}]
@@ -509,8 +511,8 @@ def test_postgres_restart_mid_stream(cluster, make_user):
         write(300)
         cluster.wait(lambda: records_in(run_id, "tx") >= 300, 180, "the CDC source to be mid-stream")
         pg.shut_down()
-        at_stop = records_in(run_id, "tx")
         wait_retrying(cluster, api, run_id, "tx", "PostgreSQL", behind=False)
+        at_stop = records_in(run_id, "tx")  # once retrying shows (as for Redis above)
         lines = OtherInput(api, run_id)
         lines.push_and_see_it_applied(cluster, "postgres")
         extra = [{"insert": {"id": 10**6, "from_acct": 1, "to_acct": 2, "amount": 5}}]
